@@ -1,0 +1,124 @@
+package dev.tokengap.sim;
+
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Reads a completion request body and checks it in vLLM's order: the body's shape first (400),
+ * then the model (404), then the length against max-model-len (400).
+ */
+final class CompletionRequestParser {
+
+	private final SimulatorProperties properties;
+
+	private final JsonMapper mapper;
+
+	CompletionRequestParser(SimulatorProperties properties, JsonMapper mapper) {
+		this.properties = properties;
+		this.mapper = mapper;
+	}
+
+	CompletionRequest parse(String body, boolean chat) {
+		JsonNode root = readObject(body);
+		String promptText = chat ? PromptText.ofMessages(root.get("messages")) : PromptText.ofPrompt(root.get("prompt"));
+		int promptTokens = chat ? estimate(promptText) : PromptText.promptTokens(root.get("prompt"), estimate(promptText));
+		boolean stream = optionalBoolean(root, "stream", false);
+		JsonNode options = root.get("stream_options");
+		boolean hasOptions = options != null && !options.isNull();
+		if (hasOptions && !stream) {
+			throw InvalidRequestException.badRequest("Stream options can only be defined when `stream=True`.");
+		}
+		if (hasOptions && !options.isObject()) {
+			throw InvalidRequestException.badRequest("stream_options must be an object");
+		}
+		boolean includeUsage = hasOptions && optionalBoolean(options, "include_usage", false);
+		boolean continuousUsage = includeUsage && optionalBoolean(options, "continuous_usage_stats", false);
+		optionalBoolean(root, "ignore_eos", false);
+		int maxTokens = maxTokens(root, chat);
+		checkModel(root.get("model"));
+		checkLength(promptTokens, maxTokens);
+		return new CompletionRequest(chat, promptText, promptTokens, maxTokens, stream, includeUsage, continuousUsage);
+	}
+
+	private JsonNode readObject(String body) {
+		JsonNode root;
+		try {
+			root = this.mapper.readTree(body);
+		}
+		catch (JacksonException ex) {
+			throw InvalidRequestException.badRequest("JSON decode error: " + ex.getOriginalMessage());
+		}
+		if (root == null || !root.isObject()) {
+			throw InvalidRequestException.badRequest("The request body must be a JSON object");
+		}
+		return root;
+	}
+
+	private int estimate(String text) {
+		return Math.max(1, text.length() / this.properties.charsPerToken());
+	}
+
+	private int maxTokens(JsonNode root, boolean chat) {
+		int maxCompletionTokens = chat ? optionalPositiveInt(root, "max_completion_tokens") : 0;
+		int maxTokens = optionalPositiveInt(root, "max_tokens");
+		if (maxCompletionTokens > 0) {
+			return maxCompletionTokens;
+		}
+		return (maxTokens > 0) ? maxTokens : this.properties.defaultMaxTokens();
+	}
+
+	private void checkModel(JsonNode model) {
+		if (model == null || model.isNull()) {
+			return;
+		}
+		if (!model.isString()) {
+			throw InvalidRequestException.badRequest("model must be a string");
+		}
+		if (!model.stringValue().equals(this.properties.model())) {
+			throw InvalidRequestException.unknownModel(model.stringValue());
+		}
+	}
+
+	private void checkLength(int promptTokens, int maxTokens) {
+		int limit = this.properties.maxModelLen();
+		if (promptTokens >= limit) {
+			throw InvalidRequestException.badRequest("This model's maximum context length is " + limit
+					+ " tokens. However, your request has " + promptTokens
+					+ " input tokens. Please reduce the length of the input messages.");
+		}
+		if (promptTokens + maxTokens > limit) {
+			throw InvalidRequestException.badRequest("'max_tokens' or 'max_completion_tokens' is too large: "
+					+ maxTokens + ". This model's maximum context length is " + limit
+					+ " tokens and your request has " + promptTokens + " input tokens (" + maxTokens + " > " + limit
+					+ " - " + promptTokens + ").");
+		}
+	}
+
+	private static boolean optionalBoolean(JsonNode object, String field, boolean fallback) {
+		JsonNode node = object.get(field);
+		if (node == null || node.isNull()) {
+			return fallback;
+		}
+		if (!node.isBoolean()) {
+			throw InvalidRequestException.badRequest(field + " must be a boolean");
+		}
+		return node.booleanValue();
+	}
+
+	/** @return the value, or 0 when absent */
+	private static int optionalPositiveInt(JsonNode object, String field) {
+		JsonNode node = object.get(field);
+		if (node == null || node.isNull()) {
+			return 0;
+		}
+		if (!node.isIntegralNumber() || !node.canConvertToInt()) {
+			throw InvalidRequestException.badRequest(field + " must be an integer");
+		}
+		if (node.intValue() < 1) {
+			throw InvalidRequestException.badRequest(field + " must be at least 1, got " + node.intValue() + ".");
+		}
+		return node.intValue();
+	}
+
+}

@@ -1,0 +1,113 @@
+package dev.tokengap.sim;
+
+import java.util.Arrays;
+
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
+
+/**
+ * One request inside the engine. Created by the HTTP layer; after submission every mutable field
+ * belongs to the engine thread.
+ */
+final class SimSequence {
+
+	enum State {
+
+		NEW, WAITING, RUNNING, FINISHED, ABORTED
+
+	}
+
+	final String traceId;
+
+	final int promptTokens;
+
+	final int maxTokens;
+
+	final long arrivalNanos;
+
+	/** Token index whose step is made longer, or -1. */
+	final int engineStallToken;
+
+	final long engineStallNanos;
+
+	private final TokenVocabulary.Texts texts;
+
+	// Unicast with an unbounded buffer: the engine never waits for a slow client, tokens queue
+	// per request as they do in vLLM's output queue.
+	private final Sinks.Many<TokenOutput> sink = Sinks.many().unicast().onBackpressureBuffer();
+
+	State state = State.NEW;
+
+	int generated;
+
+	int computed;
+
+	int blocks;
+
+	boolean preemptedSinceLastToken;
+
+	boolean stalledSinceLastToken;
+
+	boolean engineStallApplied;
+
+	long lastTokenNanos;
+
+	long firstTokenNanos;
+
+	private double[] interTokenSeconds = new double[16];
+
+	private int interTokenCount;
+
+	SimSequence(String traceId, int promptTokens, int maxTokens, TokenVocabulary.Texts texts, int engineStallToken,
+			long engineStallNanos) {
+		this.traceId = traceId;
+		this.promptTokens = promptTokens;
+		this.maxTokens = maxTokens;
+		this.texts = texts;
+		this.engineStallToken = engineStallToken;
+		this.engineStallNanos = engineStallNanos;
+		this.arrivalNanos = System.nanoTime();
+	}
+
+	Flux<TokenOutput> outputs() {
+		return this.sink.asFlux();
+	}
+
+	Sinks.Many<TokenOutput> sink() {
+		return this.sink;
+	}
+
+	String nextText() {
+		return this.texts.next();
+	}
+
+	/** Tokens whose KV must exist after this sequence's next output: prompt plus output so far. */
+	int totalTokens() {
+		return this.promptTokens + this.generated;
+	}
+
+	int pendingTokens() {
+		return totalTokens() - this.computed;
+	}
+
+	/** Decoding means only the last sampled token is left to compute; anything else is (re)prefill. */
+	boolean decoding() {
+		return this.generated > 0 && pendingTokens() == 1;
+	}
+
+	boolean active() {
+		return this.state == State.WAITING || this.state == State.RUNNING;
+	}
+
+	void addInterTokenLatency(double seconds) {
+		if (this.interTokenCount == this.interTokenSeconds.length) {
+			this.interTokenSeconds = Arrays.copyOf(this.interTokenSeconds, this.interTokenCount * 2);
+		}
+		this.interTokenSeconds[this.interTokenCount++] = seconds;
+	}
+
+	double[] interTokenLatencies() {
+		return Arrays.copyOf(this.interTokenSeconds, this.interTokenCount);
+	}
+
+}

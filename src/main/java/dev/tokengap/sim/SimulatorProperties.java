@@ -1,0 +1,258 @@
+package dev.tokengap.sim;
+
+import java.time.Duration;
+
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.Positive;
+import jakarta.validation.constraints.PositiveOrZero;
+import org.hibernate.validator.constraints.time.DurationMin;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Settings of the built-in vLLM simulator ({@code tokengap.sim.*}): the engine's batching limits,
+ * its KV cache and the cost model that turns a scheduled step into wall-clock time.
+ *
+ * @param port port of the standalone simulator
+ * @param model the one model name served, as vLLM's {@code --served-model-name}
+ * @param seed seed of the token texts
+ * @param maxNumSeqs cap on running sequences, as vLLM's {@code --max-num-seqs}
+ * @param maxNumBatchedTokens token budget of one step, as vLLM's {@code --max-num-batched-tokens}
+ * @param chunkedPrefill whether a prefill may be split across steps
+ * @param blockSize tokens per KV block
+ * @param numKvBlocks KV blocks in the pool
+ * @param stepFixedCost time of a step regardless of its content
+ * @param stepCostPerSeq extra time per sequence in the step
+ * @param stepCostPerPrefillToken extra time per prefill token in the step
+ * @param defaultMaxTokens output tokens when a request gives no max_tokens
+ * @param maxModelLen limit of prompt plus output tokens
+ * @param metricsDelay delay before /metrics answers
+ * @param charsPerToken characters of request text per prompt token
+ * @param traceCapacity token trace entries kept (the oldest are dropped)
+ */
+@ConfigurationProperties("tokengap.sim")
+@Validated
+public record SimulatorProperties(
+		@DefaultValue("8000") @PositiveOrZero @Max(65535) int port,
+		@DefaultValue("sim-llama-3-8b") @NotBlank String model,
+		@DefaultValue("42") long seed,
+		@DefaultValue("64") @Positive int maxNumSeqs,
+		@DefaultValue("2048") @Positive int maxNumBatchedTokens,
+		@DefaultValue("true") boolean chunkedPrefill,
+		@DefaultValue("16") @Positive int blockSize,
+		@DefaultValue("4096") @Positive int numKvBlocks,
+		@DefaultValue("20ms") @DurationMin(nanos = 0, inclusive = false) Duration stepFixedCost,
+		@DefaultValue("250us") @DurationMin(nanos = 0) Duration stepCostPerSeq,
+		@DefaultValue("20us") @DurationMin(nanos = 0) Duration stepCostPerPrefillToken,
+		@DefaultValue("128") @Positive int defaultMaxTokens,
+		@DefaultValue("8192") @Positive int maxModelLen,
+		@DefaultValue("0ms") @DurationMin(nanos = 0) Duration metricsDelay,
+		@DefaultValue("4") @Positive int charsPerToken,
+		@DefaultValue("100000") @Positive int traceCapacity) {
+
+	/**
+	 * The defaults, bound from the {@code @DefaultValue} literals so they live in one place.
+	 * @return properties as an empty environment gives them
+	 */
+	public static SimulatorProperties defaults() {
+		Binder binder = new Binder(new MapConfigurationPropertySource());
+		return binder.bindOrCreate("tokengap.sim", Bindable.of(SimulatorProperties.class));
+	}
+
+	/**
+	 * Fails fast on values the engine cannot run with, for properties built in code and so never
+	 * validated by Spring. Like vLLM, refuses a KV cache too small for one max-length sequence.
+	 */
+	void requireUsable() {
+		requirePositive("max-num-seqs", this.maxNumSeqs);
+		requirePositive("max-num-batched-tokens", this.maxNumBatchedTokens);
+		requirePositive("block-size", this.blockSize);
+		requirePositive("num-kv-blocks", this.numKvBlocks);
+		requirePositive("default-max-tokens", this.defaultMaxTokens);
+		requirePositive("max-model-len", this.maxModelLen);
+		requirePositive("chars-per-token", this.charsPerToken);
+		requirePositive("trace-capacity", this.traceCapacity);
+		requirePositive("step-fixed-cost", this.stepFixedCost.toNanos());
+		requireNotNegative("step-cost-per-seq", this.stepCostPerSeq.toNanos());
+		requireNotNegative("step-cost-per-prefill-token", this.stepCostPerPrefillToken.toNanos());
+		requireNotNegative("metrics-delay", this.metricsDelay.toNanos());
+		long kvTokens = (long) this.numKvBlocks * this.blockSize;
+		if (kvTokens < this.maxModelLen) {
+			throw new IllegalArgumentException("tokengap.sim: a KV cache of " + kvTokens
+					+ " tokens (num-kv-blocks x block-size) cannot hold one sequence of max-model-len "
+					+ this.maxModelLen);
+		}
+	}
+
+	private static void requirePositive(String name, long value) {
+		if (value <= 0) {
+			throw new IllegalArgumentException("tokengap.sim." + name + " must be positive");
+		}
+	}
+
+	private static void requireNotNegative(String name, long value) {
+		if (value < 0) {
+			throw new IllegalArgumentException("tokengap.sim." + name + " must not be negative");
+		}
+	}
+
+	/**
+	 * A builder that starts from these values, for tests and demos that change a few of them.
+	 * @return a builder holding a copy of these properties
+	 */
+	public Builder toBuilder() {
+		return new Builder(this);
+	}
+
+	/**
+	 * Builds modified copies of {@link SimulatorProperties}.
+	 */
+	public static final class Builder {
+
+		private int port;
+
+		private String model;
+
+		private long seed;
+
+		private int maxNumSeqs;
+
+		private int maxNumBatchedTokens;
+
+		private boolean chunkedPrefill;
+
+		private int blockSize;
+
+		private int numKvBlocks;
+
+		private Duration stepFixedCost;
+
+		private Duration stepCostPerSeq;
+
+		private Duration stepCostPerPrefillToken;
+
+		private int defaultMaxTokens;
+
+		private int maxModelLen;
+
+		private Duration metricsDelay;
+
+		private int charsPerToken;
+
+		private int traceCapacity;
+
+		private Builder(SimulatorProperties p) {
+			this.port = p.port;
+			this.model = p.model;
+			this.seed = p.seed;
+			this.maxNumSeqs = p.maxNumSeqs;
+			this.maxNumBatchedTokens = p.maxNumBatchedTokens;
+			this.chunkedPrefill = p.chunkedPrefill;
+			this.blockSize = p.blockSize;
+			this.numKvBlocks = p.numKvBlocks;
+			this.stepFixedCost = p.stepFixedCost;
+			this.stepCostPerSeq = p.stepCostPerSeq;
+			this.stepCostPerPrefillToken = p.stepCostPerPrefillToken;
+			this.defaultMaxTokens = p.defaultMaxTokens;
+			this.maxModelLen = p.maxModelLen;
+			this.metricsDelay = p.metricsDelay;
+			this.charsPerToken = p.charsPerToken;
+			this.traceCapacity = p.traceCapacity;
+		}
+
+		public Builder port(int port) {
+			this.port = port;
+			return this;
+		}
+
+		public Builder model(String model) {
+			this.model = model;
+			return this;
+		}
+
+		public Builder seed(long seed) {
+			this.seed = seed;
+			return this;
+		}
+
+		public Builder maxNumSeqs(int maxNumSeqs) {
+			this.maxNumSeqs = maxNumSeqs;
+			return this;
+		}
+
+		public Builder maxNumBatchedTokens(int maxNumBatchedTokens) {
+			this.maxNumBatchedTokens = maxNumBatchedTokens;
+			return this;
+		}
+
+		public Builder chunkedPrefill(boolean chunkedPrefill) {
+			this.chunkedPrefill = chunkedPrefill;
+			return this;
+		}
+
+		public Builder blockSize(int blockSize) {
+			this.blockSize = blockSize;
+			return this;
+		}
+
+		public Builder numKvBlocks(int numKvBlocks) {
+			this.numKvBlocks = numKvBlocks;
+			return this;
+		}
+
+		public Builder stepFixedCost(Duration stepFixedCost) {
+			this.stepFixedCost = stepFixedCost;
+			return this;
+		}
+
+		public Builder stepCostPerSeq(Duration stepCostPerSeq) {
+			this.stepCostPerSeq = stepCostPerSeq;
+			return this;
+		}
+
+		public Builder stepCostPerPrefillToken(Duration stepCostPerPrefillToken) {
+			this.stepCostPerPrefillToken = stepCostPerPrefillToken;
+			return this;
+		}
+
+		public Builder defaultMaxTokens(int defaultMaxTokens) {
+			this.defaultMaxTokens = defaultMaxTokens;
+			return this;
+		}
+
+		public Builder maxModelLen(int maxModelLen) {
+			this.maxModelLen = maxModelLen;
+			return this;
+		}
+
+		public Builder metricsDelay(Duration metricsDelay) {
+			this.metricsDelay = metricsDelay;
+			return this;
+		}
+
+		public Builder charsPerToken(int charsPerToken) {
+			this.charsPerToken = charsPerToken;
+			return this;
+		}
+
+		public Builder traceCapacity(int traceCapacity) {
+			this.traceCapacity = traceCapacity;
+			return this;
+		}
+
+		public SimulatorProperties build() {
+			return new SimulatorProperties(this.port, this.model, this.seed, this.maxNumSeqs,
+					this.maxNumBatchedTokens, this.chunkedPrefill, this.blockSize, this.numKvBlocks,
+					this.stepFixedCost, this.stepCostPerSeq, this.stepCostPerPrefillToken, this.defaultMaxTokens,
+					this.maxModelLen, this.metricsDelay, this.charsPerToken, this.traceCapacity);
+		}
+
+	}
+
+}

@@ -1,0 +1,88 @@
+package dev.tokengap.sim;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * The engine-side statistics vLLM v1 exports, measured where vLLM measures them: from arrival in
+ * the engine to outputs, per step, with no HTTP in the interval. Aborted requests reach no latency
+ * histogram, so their samples are held per request and recorded only when the request finishes.
+ */
+final class VllmMetrics {
+
+	static final double[] TTFT_EDGES = { 0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
+			5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0 };
+
+	static final double[] ITL_EDGES = { 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0,
+			7.5, 10.0, 20.0, 40.0, 80.0 };
+
+	static final double[] REQUEST_EDGES = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0,
+			50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
+
+	static final double[] ITERATION_TOKEN_EDGES = { 1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384 };
+
+	/** vLLM's finished_reason values, in its order. */
+	static final List<String> FINISHED_REASONS = List.of("stop", "length", "abort", "error", "repetition");
+
+	static final int LENGTH = 1;
+
+	static final int ABORT = 2;
+
+	final double createdEpochSeconds;
+
+	final AtomicLong promptTokens = new AtomicLong();
+
+	final AtomicLong generationTokens = new AtomicLong();
+
+	final AtomicLongArray requestSuccess = new AtomicLongArray(FINISHED_REASONS.size());
+
+	final VllmHistogram iterationTokens = new VllmHistogram(ITERATION_TOKEN_EDGES);
+
+	final VllmHistogram timeToFirstToken = new VllmHistogram(TTFT_EDGES);
+
+	final VllmHistogram interTokenLatency = new VllmHistogram(ITL_EDGES);
+
+	final VllmHistogram requestTimePerOutputToken = new VllmHistogram(ITL_EDGES);
+
+	final VllmHistogram e2eRequestLatency = new VllmHistogram(REQUEST_EDGES);
+
+	VllmMetrics() {
+		Instant now = Instant.now();
+		this.createdEpochSeconds = now.getEpochSecond() + now.getNano() / 1e9;
+	}
+
+	void stepCompleted(int scheduledTokens) {
+		this.iterationTokens.observe(scheduledTokens);
+	}
+
+	void tokenProduced(SimSequence sequence, boolean first) {
+		this.generationTokens.incrementAndGet();
+		if (first) {
+			this.promptTokens.addAndGet(sequence.promptTokens);
+		}
+	}
+
+	void finished(SimSequence sequence) {
+		this.requestSuccess.incrementAndGet(LENGTH);
+		this.timeToFirstToken.observe(seconds(sequence.firstTokenNanos - sequence.arrivalNanos));
+		for (double latency : sequence.interTokenLatencies()) {
+			this.interTokenLatency.observe(latency);
+		}
+		if (sequence.generated > 1) {
+			double decode = seconds(sequence.lastTokenNanos - sequence.firstTokenNanos);
+			this.requestTimePerOutputToken.observe(decode / (sequence.generated - 1));
+		}
+		this.e2eRequestLatency.observe(seconds(sequence.lastTokenNanos - sequence.arrivalNanos));
+	}
+
+	void aborted() {
+		this.requestSuccess.incrementAndGet(ABORT);
+	}
+
+	static double seconds(long nanos) {
+		return nanos / 1e9;
+	}
+
+}

@@ -1,0 +1,112 @@
+package dev.tokengap.sim;
+
+/**
+ * Writes the simulator's {@code /metrics} in Prometheus text format 0.0.4 the way vLLM v1's
+ * {@code prometheus_client} does: HELP and TYPE lines, labels in sorted order
+ * ({@code engine}, {@code finished_reason}, {@code le}, {@code model_name}), {@code _created}
+ * gauges, every value as a Python float. These are vLLM's names, not tokengap's, so no Micrometer.
+ */
+final class VllmMetricsWriter {
+
+	static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+	private final String engineLabel = "engine=\"0\"";
+
+	private final String modelLabel;
+
+	VllmMetricsWriter(String model) {
+		this.modelLabel = "model_name=\"" + escape(model) + "\"";
+	}
+
+	String write(VllmMetrics metrics, EngineGauges gauges) {
+		StringBuilder out = new StringBuilder(16384);
+		gauge(out, "vllm:num_requests_running", "Number of requests in model execution batches.", gauges.running());
+		gauge(out, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", gauges.waiting());
+		gauge(out, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", gauges.kvCacheUsage());
+		counter(out, metrics, "vllm:num_preemptions", "Cumulative number of preemption from the engine.",
+				gauges.preemptions());
+		counter(out, metrics, "vllm:prompt_tokens", "Number of prefill tokens processed.", metrics.promptTokens.get());
+		counter(out, metrics, "vllm:generation_tokens", "Number of generation tokens processed.",
+				metrics.generationTokens.get());
+		requestSuccess(out, metrics);
+		histogram(out, metrics, "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
+				metrics.iterationTokens);
+		histogram(out, metrics, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+				metrics.timeToFirstToken);
+		histogram(out, metrics, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+				metrics.interTokenLatency);
+		histogram(out, metrics, "vllm:request_time_per_output_token_seconds",
+				"Histogram of time_per_output_token_seconds per request.", metrics.requestTimePerOutputToken);
+		histogram(out, metrics, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
+				metrics.e2eRequestLatency);
+		return out.toString();
+	}
+
+	private void gauge(StringBuilder out, String name, String help, double value) {
+		header(out, name, help, "gauge");
+		sample(out, name, "", value);
+	}
+
+	private void counter(StringBuilder out, VllmMetrics metrics, String base, String help, double value) {
+		header(out, base + "_total", help, "counter");
+		sample(out, base + "_total", "", value);
+		created(out, metrics, base + "_created", help);
+	}
+
+	private void requestSuccess(StringBuilder out, VllmMetrics metrics) {
+		String help = "Count of successfully processed requests.";
+		header(out, "vllm:request_success_total", help, "counter");
+		for (int i = 0; i < VllmMetrics.FINISHED_REASONS.size(); i++) {
+			String reason = "finished_reason=\"" + VllmMetrics.FINISHED_REASONS.get(i) + "\"";
+			sample(out, "vllm:request_success_total", reason, metrics.requestSuccess.get(i));
+		}
+		header(out, "vllm:request_success_created", help, "gauge");
+		for (String reason : VllmMetrics.FINISHED_REASONS) {
+			sample(out, "vllm:request_success_created", "finished_reason=\"" + reason + "\"",
+					metrics.createdEpochSeconds);
+		}
+	}
+
+	private void histogram(StringBuilder out, VllmMetrics metrics, String name, String help,
+			VllmHistogram histogram) {
+		VllmHistogram.Snapshot snapshot = histogram.snapshot();
+		header(out, name, help, "histogram");
+		long[] counts = snapshot.cumulativeCounts();
+		for (int i = 0; i < counts.length; i++) {
+			double edge = (i < snapshot.edges().length) ? snapshot.edges()[i] : Double.POSITIVE_INFINITY;
+			sample(out, name + "_bucket", "le=\"" + PythonFloats.goString(edge) + "\"", counts[i]);
+		}
+		sample(out, name + "_count", "", snapshot.count());
+		sample(out, name + "_sum", "", snapshot.sum());
+		created(out, metrics, name + "_created", help);
+	}
+
+	private void created(StringBuilder out, VllmMetrics metrics, String name, String help) {
+		header(out, name, help, "gauge");
+		sample(out, name, "", metrics.createdEpochSeconds);
+	}
+
+	private static void header(StringBuilder out, String name, String help, String type) {
+		out.append("# HELP ").append(name).append(' ').append(help).append('\n');
+		out.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+	}
+
+	/** {@code extraLabel} sorts between {@code engine} and {@code model_name}, as both of ours do. */
+	private void sample(StringBuilder out, String name, String extraLabel, double value) {
+		out.append(name).append('{').append(this.engineLabel).append(',');
+		if (!extraLabel.isEmpty()) {
+			out.append(extraLabel).append(',');
+		}
+		out.append(this.modelLabel).append("} ").append(PythonFloats.goString(value)).append('\n');
+	}
+
+	private static String escape(String labelValue) {
+		return labelValue.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+	}
+
+	/** The engine's live state at the time of a scrape. */
+	record EngineGauges(int running, int waiting, double kvCacheUsage, long preemptions) {
+
+	}
+
+}

@@ -1,0 +1,166 @@
+package dev.tokengap.sim;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class StepSchedulerTests {
+
+	private static final SimulatorProperties SMALL = SimulatorProperties.defaults()
+		.toBuilder()
+		.maxNumBatchedTokens(64)
+		.blockSize(16)
+		.numKvBlocks(64)
+		.maxModelLen(512)
+		.stepFixedCost(Duration.ofMillis(1))
+		.build();
+
+	private long stepId;
+
+	@Test
+	void decodesShareTheBudgetWithAChunkedPrefill() {
+		StepScheduler scheduler = new StepScheduler(SMALL);
+		List<SimSequence> decoding = List.of(sequence(8), sequence(8), sequence(8));
+		decoding.forEach(scheduler::enqueue);
+		complete(scheduler.schedule(++this.stepId));
+		SimSequence longPrompt = sequence(100);
+		scheduler.enqueue(longPrompt);
+		StepPlan first = scheduler.schedule(++this.stepId);
+		assertThat(first.batchSize()).isEqualTo(4);
+		assertThat(first.totalTokens()).isEqualTo(64);
+		assertThat(first.prefillTokens()).isEqualTo(61);
+		complete(first);
+		StepPlan second = scheduler.schedule(++this.stepId);
+		assertThat(second.prefillTokens()).isEqualTo(39);
+		assertThat(tokensOf(second, longPrompt)).isEqualTo(39);
+		assertThat(producesToken(second, longPrompt)).isTrue();
+	}
+
+	@Test
+	void withoutChunkingALongPromptIsPrefilledWholeInOneStepBesideTheDecodes() {
+		StepScheduler scheduler = new StepScheduler(SMALL.toBuilder().chunkedPrefill(false).build());
+		scheduler.enqueue(sequence(8));
+		complete(scheduler.schedule(++this.stepId));
+		SimSequence longPrompt = sequence(200);
+		scheduler.enqueue(longPrompt);
+		StepPlan plan = scheduler.schedule(++this.stepId);
+		assertThat(plan.batchSize()).isEqualTo(2);
+		assertThat(plan.prefillTokens()).isEqualTo(200);
+		assertThat(producesToken(plan, longPrompt)).isTrue();
+	}
+
+	@Test
+	void withoutChunkingAnOverBudgetPromptIsTheOnlyPrefillOfItsStep() {
+		StepScheduler scheduler = new StepScheduler(SMALL.toBuilder().chunkedPrefill(false).build());
+		SimSequence first = sequence(100);
+		SimSequence second = sequence(100);
+		scheduler.enqueue(first);
+		scheduler.enqueue(second);
+		StepPlan plan = scheduler.schedule(++this.stepId);
+		assertThat(plan.scheduled()).extracting(StepPlan.Scheduled::sequence).containsExactly(first);
+		assertThat(scheduler.waitingCount()).isEqualTo(1);
+	}
+
+	@Test
+	void runningSetIsCappedByMaxNumSeqs() {
+		StepScheduler scheduler = new StepScheduler(SMALL.toBuilder().maxNumSeqs(2).build());
+		for (int i = 0; i < 5; i++) {
+			scheduler.enqueue(sequence(4));
+		}
+		scheduler.schedule(++this.stepId);
+		assertThat(scheduler.runningCount()).isEqualTo(2);
+		assertThat(scheduler.waitingCount()).isEqualTo(3);
+	}
+
+	@Test
+	void admissionWaitsUntilThePromptsBlocksAreFree() {
+		StepScheduler scheduler = new StepScheduler(
+				SMALL.toBuilder().numKvBlocks(4).maxModelLen(64).maxNumBatchedTokens(256).build());
+		scheduler.enqueue(sequence(48));
+		scheduler.enqueue(sequence(32));
+		scheduler.schedule(++this.stepId);
+		assertThat(scheduler.runningCount()).isEqualTo(1);
+		assertThat(scheduler.waitingCount()).isEqualTo(1);
+		assertThat(scheduler.pool().freeBlocks()).isEqualTo(1);
+	}
+
+	@Test
+	void aSequenceNeedingABlockPreemptsTheMostRecentlyAdmittedByRecompute() {
+		StepScheduler scheduler = new StepScheduler(SMALL.toBuilder().numKvBlocks(4).maxModelLen(64).build());
+		SimSequence older = sequence(32);
+		SimSequence newer = sequence(32);
+		scheduler.enqueue(older);
+		scheduler.enqueue(newer);
+		complete(scheduler.schedule(++this.stepId));
+		assertThat(scheduler.pool().freeBlocks()).isZero();
+		// older now holds 33 tokens and needs a third block: newer must go.
+		StepPlan plan = scheduler.schedule(++this.stepId);
+		assertThat(plan.scheduled()).extracting(StepPlan.Scheduled::sequence).containsExactly(older);
+		assertThat(scheduler.preemptions()).isEqualTo(1);
+		assertThat(newer.state).isEqualTo(SimSequence.State.WAITING);
+		assertThat(newer.computed).isZero();
+		assertThat(newer.preemptedSinceLastToken).isTrue();
+		scheduler.remove(older, SimSequence.State.FINISHED);
+		StepPlan resumed = scheduler.schedule(++this.stepId);
+		assertThat(tokensOf(resumed, newer)).as("prompt and the generated token again").isEqualTo(33);
+		assertThat(producesToken(resumed, newer)).isTrue();
+	}
+
+	@Test
+	void anEngineStallLengthensTheStepThatProducesTheToken() {
+		StepScheduler scheduler = new StepScheduler(SMALL);
+		SimSequence stalled = new SimSequence("s", 8, 10, new TokenVocabulary(1).textsFor(""), 1,
+				Duration.ofMillis(50).toNanos());
+		scheduler.enqueue(stalled);
+		StepPlan first = scheduler.schedule(++this.stepId);
+		assertThat(first.injectedStall()).isFalse();
+		complete(first);
+		StepPlan second = scheduler.schedule(++this.stepId);
+		assertThat(second.injectedStall()).isTrue();
+		assertThat(second.costNanos(SMALL)).isGreaterThanOrEqualTo(Duration.ofMillis(51).toNanos());
+	}
+
+	@Test
+	void abortFreesTheBlocksAtOnce() {
+		StepScheduler scheduler = new StepScheduler(SMALL);
+		SimSequence sequence = sequence(40);
+		scheduler.enqueue(sequence);
+		scheduler.schedule(++this.stepId);
+		assertThat(scheduler.pool().freeBlocks()).isEqualTo(61);
+		scheduler.remove(sequence, SimSequence.State.ABORTED);
+		assertThat(scheduler.runningCount()).isZero();
+		assertThat(scheduler.pool().freeBlocks()).isEqualTo(64);
+	}
+
+	private static SimSequence sequence(int promptTokens) {
+		return new SimSequence("r", promptTokens, 100, new TokenVocabulary(1).textsFor(""), -1, 0);
+	}
+
+	/** What the engine does at a step's end, minus the emitting. */
+	private static void complete(StepPlan plan) {
+		for (StepPlan.Scheduled scheduled : plan.scheduled()) {
+			boolean produces = scheduled.producesToken();
+			scheduled.sequence().computed += scheduled.tokens();
+			if (produces) {
+				scheduled.sequence().generated++;
+			}
+		}
+	}
+
+	private static int tokensOf(StepPlan plan, SimSequence sequence) {
+		return plan.scheduled().stream().filter((s) -> s.sequence() == sequence).findFirst().orElseThrow().tokens();
+	}
+
+	private static boolean producesToken(StepPlan plan, SimSequence sequence) {
+		return plan.scheduled()
+			.stream()
+			.filter((s) -> s.sequence() == sequence)
+			.findFirst()
+			.orElseThrow()
+			.producesToken();
+	}
+
+}
