@@ -1,0 +1,39 @@
+package dev.tokengap.metrics;
+
+import java.util.List;
+
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotBlank;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Metrics settings ({@code tokengap.metrics.*}).
+ *
+ * @param buckets bucket profile: {@code vllm-v1}, {@code vllm-v0} or {@code auto}
+ * @param ttftBuckets explicit TTFT edges, replacing the profile's
+ * @param itlBuckets explicit ITL edges, replacing the profile's
+ * @param requestBuckets explicit end-to-end edges, replacing the profile's
+ * @param models model names always allowed as {@code model_name} values, besides those the
+ * backend's {@code /v1/models} lists
+ * @param maxModels most distinct {@code model_name} values; the rest are {@code other}
+ */
+@Validated
+@ConfigurationProperties("tokengap.metrics")
+public record MetricsProperties(@DefaultValue("vllm-v1") @NotBlank String buckets, List<Double> ttftBuckets,
+		List<Double> itlBuckets, List<Double> requestBuckets, @DefaultValue List<String> models,
+		@DefaultValue("20") @Min(1) int maxModels) {
+
+	/**
+	 * Resolves the edges from the profile and the per-family overrides.
+	 * @param autoEdges the edges read from the backend, used when the profile is {@code auto}
+	 * @return the edges in use
+	 */
+	public BucketEdges edges(BucketEdges autoEdges) {
+		BucketEdges base = "auto".equals(this.buckets) ? autoEdges : BucketEdges.profile(this.buckets);
+		return base.override(this.ttftBuckets, this.itlBuckets, this.requestBuckets);
+	}
+
+}

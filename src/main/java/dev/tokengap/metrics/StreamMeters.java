@@ -1,0 +1,98 @@
+package dev.tokengap.metrics;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
+
+import dev.tokengap.timing.StreamTimer;
+
+/**
+ * The pre-resolved data points of one (model, endpoint) pair, and the streams of that pair now in
+ * flight. Built once, so the per-event path does no label lookup.
+ */
+public final class StreamMeters {
+
+	private final String model;
+
+	private final Endpoint endpoint;
+
+	final DistributionDataPoint ttft;
+
+	final DistributionDataPoint ttfb;
+
+	final DistributionDataPoint itl;
+
+	final DistributionDataPoint tpot;
+
+	final DistributionDataPoint e2e;
+
+	final DistributionDataPoint maxGap;
+
+	final DistributionDataPoint jitter;
+
+	final DistributionDataPoint writeDelay;
+
+	final CounterDataPoint stalls;
+
+	final CounterDataPoint smooth;
+
+	private final CounterDataPoint[] outcomes = new CounterDataPoint[StreamOutcome.values().length];
+
+	private final Set<StreamTimer> live = ConcurrentHashMap.newKeySet();
+
+	StreamMeters(TokengapMeters catalogue, String model, Endpoint endpoint) {
+		this.model = model;
+		this.endpoint = endpoint;
+		String e = endpoint.label();
+		this.ttft = catalogue.ttft().labelValues(model, e);
+		this.ttfb = catalogue.ttfb().labelValues(model, e);
+		this.itl = catalogue.itl().labelValues(model, e);
+		this.tpot = catalogue.tpot().labelValues(model, e);
+		this.e2e = catalogue.e2e().labelValues(model, e);
+		this.maxGap = catalogue.maxGap().labelValues(model, e);
+		this.jitter = catalogue.jitter().labelValues(model, e);
+		this.writeDelay = catalogue.writeDelay().labelValues(model, e);
+		this.stalls = catalogue.stalls().labelValues(model, e);
+		this.smooth = catalogue.smooth().labelValues(model, e);
+		for (StreamOutcome outcome : StreamOutcome.values()) {
+			this.outcomes[outcome.ordinal()] = catalogue.streams().labelValues(model, e, outcome.label());
+		}
+	}
+
+	public String model() {
+		return this.model;
+	}
+
+	public Endpoint endpoint() {
+		return this.endpoint;
+	}
+
+	CounterDataPoint outcome(StreamOutcome outcome) {
+		return this.outcomes[outcome.ordinal()];
+	}
+
+	void started(StreamTimer timer) {
+		this.live.add(timer);
+	}
+
+	void ended(StreamTimer timer) {
+		this.live.remove(timer);
+	}
+
+	int inflight() {
+		return this.live.size();
+	}
+
+	int stalled(long nowNanos) {
+		int n = 0;
+		for (StreamTimer timer : this.live) {
+			if (timer.stalledAt(nowNanos)) {
+				n++;
+			}
+		}
+		return n;
+	}
+
+}

@@ -1,0 +1,253 @@
+package dev.tokengap.metrics;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
+import dev.tokengap.timing.NanoClock;
+
+/**
+ * The catalogue of every client-visible series tokengap exports: names, help, labels and bucket
+ * edges, as {@code metrics-contract.md} defines them. Dashboards and alert rules use exactly these
+ * names.
+ *
+ * <p>
+ * Series are registered directly with the Prometheus client so that names, labels and {@code le}
+ * edges are exactly the contract's (no {@code _max} side series, no unit rewriting). Data points
+ * are resolved once per (model, endpoint) pair and cached, so recording an event is a single
+ * {@code observe(double)} on a pre-built data point.
+ */
+public final class TokengapMeters {
+
+	public static final String TIME_TO_FIRST_TOKEN = "tokengap_time_to_first_token_seconds";
+
+	public static final String TIME_TO_FIRST_BYTE = "tokengap_time_to_first_byte_seconds";
+
+	public static final String INTER_TOKEN_LATENCY = "tokengap_inter_token_latency_seconds";
+
+	public static final String TIME_PER_OUTPUT_TOKEN = "tokengap_time_per_output_token_seconds";
+
+	public static final String E2E_REQUEST_LATENCY = "tokengap_e2e_request_latency_seconds";
+
+	public static final String STREAM_MAX_GAP = "tokengap_stream_max_gap_seconds";
+
+	public static final String STREAM_JITTER_RATIO = "tokengap_stream_jitter_ratio";
+
+	public static final String PROXY_WRITE_DELAY = "tokengap_proxy_write_delay_seconds";
+
+	public static final String STALLS = "tokengap_stalls_total";
+
+	public static final String STALLED_STREAMS = "tokengap_stalled_streams";
+
+	public static final String STREAMS = "tokengap_streams_total";
+
+	public static final String SMOOTH_STREAMS = "tokengap_smooth_streams_total";
+
+	public static final String INFLIGHT_STREAMS = "tokengap_inflight_streams";
+
+	public static final String REQUESTS = "tokengap_requests_total";
+
+	static final String MODEL_NAME = "model_name";
+
+	static final String ENDPOINT = "endpoint";
+
+	/** Streams need this many gaps before their jitter ratio is recorded. */
+	public static final int JITTER_MIN_GAPS = 10;
+
+	private final Histogram ttft;
+
+	private final Histogram ttfb;
+
+	private final Histogram itl;
+
+	private final Histogram tpot;
+
+	private final Histogram e2e;
+
+	private final Histogram maxGap;
+
+	private final Histogram jitter;
+
+	private final Histogram writeDelay;
+
+	private final Counter stalls;
+
+	private final Counter smooth;
+
+	private final Counter streams;
+
+	private final Counter requests;
+
+	private final BucketEdges edges;
+
+	private final long stallNanos;
+
+	private final NanoClock clock;
+
+	private final Map<String, StreamMeters[]> byModel = new ConcurrentHashMap<>();
+
+	/**
+	 * Registers every series with the given registry.
+	 * @param registry the registry {@code /actuator/prometheus} exposes
+	 * @param edges the bucket edges in use
+	 * @param stallNanos the stall threshold
+	 * @param clock the clock (for live stall sampling)
+	 */
+	public TokengapMeters(PrometheusRegistry registry, BucketEdges edges, long stallNanos, NanoClock clock) {
+		this.edges = edges;
+		this.stallNanos = stallNanos;
+		this.clock = clock;
+		this.ttft = histogram(registry, TIME_TO_FIRST_TOKEN,
+				"Request received by tokengap to first content-bearing event written to the client", edges.ttft());
+		this.ttfb = histogram(registry, TIME_TO_FIRST_BYTE,
+				"Request received by tokengap to first response body byte written to the client", edges.ttft());
+		this.itl = histogram(registry, INTER_TOKEN_LATENCY,
+				"Time between consecutive content-bearing events written to the client", edges.itl());
+		this.tpot = histogram(registry, TIME_PER_OUTPUT_TOKEN,
+				"(last content write - first content write) / (output tokens - 1), per completed stream",
+				edges.itl());
+		this.e2e = histogram(registry, E2E_REQUEST_LATENCY,
+				"Request received by tokengap to last byte written to the client", edges.request());
+		this.maxGap = histogram(registry, STREAM_MAX_GAP, "Worst gap of each completed stream", edges.itl());
+		this.jitter = histogram(registry, STREAM_JITTER_RATIO,
+				"p99 gap / p50 gap of each completed stream with at least " + JITTER_MIN_GAPS + " gaps",
+				BucketEdges.JITTER);
+		this.writeDelay = histogram(registry, PROXY_WRITE_DELAY,
+				"Client write time minus upstream arrival time of each content event", BucketEdges.WRITE_DELAY);
+		this.stalls = counter(registry, STALLS, "Gaps at or above the stall threshold", MODEL_NAME, ENDPOINT);
+		this.smooth = counter(registry, SMOOTH_STREAMS, "Completed streams with no gap at or above the stall threshold",
+				MODEL_NAME, ENDPOINT);
+		this.streams = counter(registry, STREAMS, "Streamed requests ended, by outcome", MODEL_NAME, ENDPOINT,
+				"outcome");
+		this.requests = counter(registry, REQUESTS, "Proxied requests, by HTTP status sent to the client",
+				MODEL_NAME, ENDPOINT, "status");
+		GaugeWithCallback.builder()
+			.name(INFLIGHT_STREAMS)
+			.help("Streamed requests in flight")
+			.labelNames(MODEL_NAME, ENDPOINT)
+			.callback((callback) -> forEach((m) -> callback.call(m.inflight(), m.model(), m.endpoint().label())))
+			.register(registry);
+		GaugeWithCallback.builder()
+			.name(STALLED_STREAMS)
+			.help("Streams in flight whose last content event was written more than the stall threshold ago")
+			.labelNames(MODEL_NAME, ENDPOINT)
+			.callback((callback) -> {
+				long now = this.clock.nanoTime();
+				forEach((m) -> callback.call(m.stalled(now), m.model(), m.endpoint().label()));
+			})
+			.register(registry);
+	}
+
+	private static Histogram histogram(PrometheusRegistry registry, String name, String help, double[] edges) {
+		return Histogram.builder()
+			.name(name)
+			.help(help)
+			.labelNames(MODEL_NAME, ENDPOINT)
+			.classicUpperBounds(edges)
+			.classicOnly()
+			.withoutExemplars()
+			.register(registry);
+	}
+
+	private static Counter counter(PrometheusRegistry registry, String name, String help, String... labels) {
+		return Counter.builder().name(name).help(help).labelNames(labels).withoutExemplars().register(registry);
+	}
+
+	private void forEach(java.util.function.Consumer<StreamMeters> action) {
+		for (StreamMeters[] perEndpoint : this.byModel.values()) {
+			for (StreamMeters m : perEndpoint) {
+				if (m != null) {
+					action.accept(m);
+				}
+			}
+		}
+	}
+
+	/**
+	 * Returns the data points of one (model, endpoint) pair, creating them on first use.
+	 * @param model the bounded model label
+	 * @param endpoint the endpoint
+	 * @return the meters
+	 */
+	public StreamMeters meters(String model, Endpoint endpoint) {
+		StreamMeters[] perEndpoint = this.byModel.computeIfAbsent(model, (k) -> new StreamMeters[3]);
+		StreamMeters m = perEndpoint[endpoint.ordinal()];
+		if (m == null) {
+			synchronized (perEndpoint) {
+				m = perEndpoint[endpoint.ordinal()];
+				if (m == null) {
+					m = new StreamMeters(this, model, endpoint);
+					perEndpoint[endpoint.ordinal()] = m;
+				}
+			}
+		}
+		return m;
+	}
+
+	/**
+	 * Counts a request by the status sent to the client.
+	 * @param model the bounded model label
+	 * @param endpoint the endpoint
+	 * @param status the HTTP status
+	 */
+	public void countRequest(String model, Endpoint endpoint, int status) {
+		this.requests.labelValues(model, endpoint.label(), Integer.toString(status)).inc();
+	}
+
+	public BucketEdges edges() {
+		return this.edges;
+	}
+
+	public long stallNanos() {
+		return this.stallNanos;
+	}
+
+	Histogram ttft() {
+		return this.ttft;
+	}
+
+	Histogram ttfb() {
+		return this.ttfb;
+	}
+
+	Histogram itl() {
+		return this.itl;
+	}
+
+	Histogram tpot() {
+		return this.tpot;
+	}
+
+	Histogram e2e() {
+		return this.e2e;
+	}
+
+	Histogram maxGap() {
+		return this.maxGap;
+	}
+
+	Histogram jitter() {
+		return this.jitter;
+	}
+
+	Histogram writeDelay() {
+		return this.writeDelay;
+	}
+
+	Counter stalls() {
+		return this.stalls;
+	}
+
+	Counter smooth() {
+		return this.smooth;
+	}
+
+	Counter streams() {
+		return this.streams;
+	}
+
+}
