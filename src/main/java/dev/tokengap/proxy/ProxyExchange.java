@@ -1,0 +1,192 @@
+package dev.tokengap.proxy;
+
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.channel.Channel;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import reactor.core.publisher.Mono;
+import reactor.netty.Connection;
+import reactor.netty.http.client.HttpClientResponse;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+
+import dev.tokengap.metrics.Endpoint;
+import dev.tokengap.metrics.ExchangeRecorder;
+import dev.tokengap.metrics.ModelLabels;
+import dev.tokengap.metrics.StreamOutcome;
+
+/**
+ * One client request on its way through tokengap: read the body (bounded), learn the model,
+ * forward, relay the response, and map failures before commit to OpenAI-style errors.
+ */
+final class ProxyExchange {
+
+	private static final Log logger = LogFactory.getLog(ProxyExchange.class);
+
+	/** nginx's status for "client closed the request before the response": counted, never sent. */
+	static final int CLIENT_CLOSED = 499;
+
+	private final ProxyHandler handler;
+
+	private final HttpServerRequest in;
+
+	private final HttpServerResponse out;
+
+	private final Channel channel;
+
+	private final ExchangeRecorder recorder;
+
+	private final String requestId;
+
+	private final Endpoint endpoint;
+
+	ProxyExchange(ProxyHandler handler, HttpServerRequest in, HttpServerResponse out, long startNanos) {
+		this.handler = handler;
+		this.in = in;
+		this.out = out;
+		this.channel = ((Connection) out).channel();
+		this.recorder = new ExchangeRecorder(handler.meters(), startNanos);
+		this.requestId = requestId(in.requestHeaders());
+		this.endpoint = Endpoint.of(in.fullPath());
+		this.recorder.route(ModelLabels.UNKNOWN, this.endpoint);
+	}
+
+	Mono<Void> run() {
+		long limit = this.handler.properties().maxRequestBody().toBytes();
+		long declared = contentLength(this.in.requestHeaders());
+		if (declared > limit) {
+			return fail(new RequestBodyTooLargeException(limit));
+		}
+		return readBody(limit).flatMap(this::forward)
+			.onErrorResume(this::fail)
+			.doOnCancel(this::cancelledBeforeCommit);
+	}
+
+	private void cancelledBeforeCommit() {
+		// After commit the relay owns the outcome (the status sent was the engine's).
+		if (!this.out.hasSentHeaders()) {
+			this.recorder.finish(CLIENT_CLOSED, StreamOutcome.CLIENT_CANCELLED, this.handler.clock().nanoTime());
+		}
+	}
+
+	private Mono<ByteBuf> readBody(long limit) {
+		return Mono.defer(() -> {
+			CompositeByteBuf body = this.channel.alloc().compositeBuffer(1024);
+			return this.in.receive()
+				.doOnNext((buf) -> append(body, buf, limit))
+				.then(Mono.<ByteBuf>just(body))
+				.doOnError((ex) -> body.release())
+				.doOnCancel(body::release);
+		});
+	}
+
+	private static void append(CompositeByteBuf body, ByteBuf buf, long limit) {
+		if ((long) body.readableBytes() + buf.readableBytes() > limit) {
+			throw new RequestBodyTooLargeException(limit);
+		}
+		body.addComponent(true, buf.retain());
+	}
+
+	private Mono<Void> forward(ByteBuf body) {
+		RequestFacts facts = RequestFacts.of(body);
+		this.recorder.route(this.handler.labels().resolve(facts.model()), this.endpoint);
+		return this.handler.upstream()
+			.exchange(this.in, body, this.requestId, this::respond)
+			.doFinally((signal) -> body.release());
+	}
+
+	private Mono<Void> respond(HttpClientResponse response, Connection upstream) {
+		int status = response.status().code();
+		this.out.status(response.status());
+		HttpHeaders headers = this.out.responseHeaders();
+		HopByHopHeaders.copy(response.responseHeaders(), headers, Set.of("x-request-id"));
+		headers.set("x-request-id", this.requestId);
+		boolean eventStream = isEventStream(response.responseHeaders().get(HttpHeaderNames.CONTENT_TYPE));
+		if (eventStream) {
+			this.recorder.streamStarted();
+		}
+		upstream.addHandlerFirst(UpstreamIdleTimeoutHandler.NAME,
+				new UpstreamIdleTimeoutHandler(this.handler.upstreamProperties().idleTimeout().toMillis()));
+		// Headers go out now, before the first event, as the engine sent them.
+		this.out.then().subscribe(null, (ex) -> {
+		});
+		return ResponseRelay.relay(upstream.inbound().receive(), this.channel, this.recorder, eventStream,
+				this.handler.clock(), status);
+	}
+
+	private Mono<Void> fail(Throwable error) {
+		if (this.out.hasSentHeaders()) {
+			// Committed: the relay has recorded the outcome; end the connection as a failure.
+			this.channel.close();
+			return Mono.empty();
+		}
+		int status;
+		String type;
+		if (error instanceof RequestBodyTooLargeException) {
+			status = 413;
+			type = "RequestEntityTooLargeError";
+		}
+		else if (error instanceof UpstreamTimeoutException) {
+			status = 504;
+			type = "GatewayTimeoutError";
+		}
+		else if (error instanceof UpstreamUnavailableException) {
+			status = 502;
+			type = "BadGatewayError";
+		}
+		else {
+			status = 500;
+			type = "InternalServerError";
+			logger.error("Unexpected failure proxying request " + this.requestId, error);
+		}
+		if (status != 500) {
+			logger.warn("Request " + this.requestId + " (" + this.endpoint.label() + ") answered " + status + ": "
+					+ error.getMessage());
+		}
+		this.out.header("x-request-id", this.requestId);
+		return ErrorResponses.send(this.out, status, type, error.getMessage())
+			.doOnSuccess((v) -> {
+				long now = this.handler.clock().nanoTime();
+				this.recorder.bodyWritten(now);
+				this.recorder.finish(status, StreamOutcome.COMPLETED, now);
+			})
+			.onErrorResume((ex) -> {
+				this.recorder.finish(CLIENT_CLOSED, StreamOutcome.CLIENT_CANCELLED, this.handler.clock().nanoTime());
+				return Mono.empty();
+			});
+	}
+
+	private static boolean isEventStream(String contentType) {
+		return contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("text/event-stream");
+	}
+
+	private static long contentLength(HttpHeaders headers) {
+		String value = headers.get(HttpHeaderNames.CONTENT_LENGTH);
+		if (value == null) {
+			return -1;
+		}
+		try {
+			return Long.parseLong(value.trim());
+		}
+		catch (NumberFormatException ex) {
+			return -1;
+		}
+	}
+
+	private static String requestId(HttpHeaders headers) {
+		String given = headers.get("x-request-id");
+		if (given != null && !given.isBlank() && given.length() <= 200) {
+			return given;
+		}
+		ThreadLocalRandom random = ThreadLocalRandom.current();
+		return Long.toHexString(random.nextLong() | Long.MIN_VALUE) + Long.toHexString(random.nextLong() | Long.MIN_VALUE);
+	}
+
+}

@@ -1,0 +1,88 @@
+package dev.tokengap.proxy;
+
+import org.springframework.http.server.reactive.HttpHandler;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+
+import dev.tokengap.metrics.ModelLabels;
+import dev.tokengap.metrics.TokengapMeters;
+import dev.tokengap.timing.NanoClock;
+
+/**
+ * The whole proxy port: every method and path is forwarded to the engine. Registered as the
+ * application's only {@link HttpHandler}, so no Spring endpoint is ever reachable on this port.
+ *
+ * <p>
+ * It works on Reactor Netty's request and response directly: the streaming path needs the
+ * client channel's write futures to time each event when its flush completes.
+ */
+public final class ProxyHandler implements HttpHandler {
+
+	private final UpstreamClient upstream;
+
+	private final TokengapMeters meters;
+
+	private final ModelLabels labels;
+
+	private final ProxyProperties properties;
+
+	private final UpstreamProperties upstreamProperties;
+
+	private final NanoClock clock;
+
+	/**
+	 * Creates the handler.
+	 * @param upstream the engine client
+	 * @param meters the meter catalogue
+	 * @param labels the model label policy
+	 * @param properties inbound limits
+	 * @param upstreamProperties upstream timeouts
+	 * @param clock the clock events are timed with
+	 */
+	public ProxyHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels,
+			ProxyProperties properties, UpstreamProperties upstreamProperties, NanoClock clock) {
+		this.upstream = upstream;
+		this.meters = meters;
+		this.labels = labels;
+		this.properties = properties;
+		this.upstreamProperties = upstreamProperties;
+		this.clock = clock;
+	}
+
+	@Override
+	public Mono<Void> handle(ServerHttpRequest request, ServerHttpResponse response) {
+		HttpServerRequest in = ServerHttpRequestDecorator.getNativeRequest(request);
+		HttpServerResponse out = ServerHttpResponseDecorator.getNativeResponse(response);
+		return new ProxyExchange(this, in, out, this.clock.nanoTime()).run();
+	}
+
+	UpstreamClient upstream() {
+		return this.upstream;
+	}
+
+	TokengapMeters meters() {
+		return this.meters;
+	}
+
+	ModelLabels labels() {
+		return this.labels;
+	}
+
+	ProxyProperties properties() {
+		return this.properties;
+	}
+
+	UpstreamProperties upstreamProperties() {
+		return this.upstreamProperties;
+	}
+
+	NanoClock clock() {
+		return this.clock;
+	}
+
+}

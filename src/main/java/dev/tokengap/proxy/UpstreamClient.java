@@ -1,0 +1,157 @@
+package dev.tokengap.proxy;
+
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.URI;
+import java.util.Set;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelOption;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.Connection;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.http.client.HttpClientResponse;
+import reactor.netty.http.client.PrematureCloseException;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.resources.ConnectionProvider;
+
+/**
+ * Sends a client's request to the engine with the same method, path, query, end-to-end headers
+ * and body bytes, and hands the response to a callback as soon as its headers arrive.
+ */
+public final class UpstreamClient {
+
+	private static final Set<String> NOT_FORWARDED = Set.of("host", "content-length", "x-forwarded-for",
+			"x-forwarded-proto", "x-forwarded-host", "x-request-id");
+
+	private static final Object HEADERS_IN = new Object();
+
+	private final HttpClient client;
+
+	private final ConnectionProvider provider;
+
+	private final String base;
+
+	private final UpstreamProperties properties;
+
+	/**
+	 * Creates the client and its connection pool.
+	 * @param properties where the engine is and the timeouts
+	 */
+	public UpstreamClient(UpstreamProperties properties) {
+		this.properties = properties;
+		URI url = properties.url();
+		String path = (url.getRawPath() == null) ? "" : url.getRawPath();
+		this.base = url.getScheme() + "://" + url.getRawAuthority()
+				+ (path.endsWith("/") ? path.substring(0, path.length() - 1) : path);
+		this.provider = ConnectionProvider.builder("tokengap-upstream")
+			.maxConnections(properties.maxConnections())
+			.pendingAcquireMaxCount(-1)
+			.maxIdleTime(properties.maxIdleTime())
+			.build();
+		this.client = HttpClient.create(this.provider)
+			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) properties.connectTimeout().toMillis())
+			.keepAlive(true)
+			.compress(false)
+			.followRedirect(false)
+			// Never replay a request the engine may have started (a retried POST would generate twice).
+			.disableRetry(true);
+	}
+
+	/**
+	 * Forwards a request.
+	 * @param in the client's request (method, URI, headers)
+	 * @param body the body bytes read from the client (not released here)
+	 * @param requestId the request id to send as {@code X-Request-Id}
+	 * @param onResponse called on the upstream connection's loop when the response headers arrive;
+	 * its Mono completes when the whole exchange has an outcome
+	 * @return completes with the exchange; errors before the response headers are
+	 * {@link UpstreamUnavailableException} or {@link UpstreamTimeoutException}
+	 */
+	Mono<Void> exchange(HttpServerRequest in, ByteBuf body, String requestId,
+			BiFunction<HttpClientResponse, Connection, Mono<Void>> onResponse) {
+		HttpMethod method = in.method();
+		return this.client.request(method)
+			.uri(this.base + in.uri())
+			.send((request, out) -> {
+				HttpHeaders headers = request.requestHeaders();
+				String host = headers.get(HttpHeaderNames.HOST);
+				headers.clear();
+				headers.set(HttpHeaderNames.HOST, host);
+				HopByHopHeaders.copy(in.requestHeaders(), headers, NOT_FORWARDED);
+				forwarded(in, headers);
+				headers.set("x-request-id", requestId);
+				if (!hasBody(in, body)) {
+					return out;
+				}
+				headers.set(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.readableBytes()));
+				return out.send(Mono.fromSupplier(body::retainedDuplicate));
+			})
+			.responseConnection((response, connection) -> Flux.concat(Mono.just(HEADERS_IN),
+					onResponse.apply(response, connection)))
+			.timeout(Mono.delay(this.properties.responseTimeout()), (item) -> Mono.never())
+			.onErrorMap(this::beforeResponse)
+			.then();
+	}
+
+	private static boolean hasBody(HttpServerRequest in, ByteBuf body) {
+		return body.isReadable() || in.requestHeaders().contains(HttpHeaderNames.CONTENT_LENGTH)
+				|| in.requestHeaders().contains(HttpHeaderNames.TRANSFER_ENCODING);
+	}
+
+	private static void forwarded(HttpServerRequest in, HttpHeaders headers) {
+		String client = address(in.remoteAddress());
+		String prior = in.requestHeaders().get("x-forwarded-for");
+		headers.set("x-forwarded-for", (prior == null || prior.isBlank()) ? client : prior + ", " + client);
+		String proto = in.requestHeaders().get("x-forwarded-proto");
+		headers.set("x-forwarded-proto", (proto != null) ? proto : in.scheme());
+		String host = in.requestHeaders().get("x-forwarded-host");
+		String clientHost = in.requestHeaders().get(HttpHeaderNames.HOST);
+		if (host != null) {
+			headers.set("x-forwarded-host", host);
+		}
+		else if (clientHost != null) {
+			headers.set("x-forwarded-host", clientHost);
+		}
+	}
+
+	private static String address(SocketAddress address) {
+		if (address instanceof InetSocketAddress inet && inet.getAddress() != null) {
+			return inet.getAddress().getHostAddress();
+		}
+		return "unknown";
+	}
+
+	private Throwable beforeResponse(Throwable error) {
+		if (error instanceof TimeoutException) {
+			return new UpstreamTimeoutException("The engine sent no response headers within "
+					+ this.properties.responseTimeout() + " (tokengap.upstream.response-timeout)");
+		}
+		if (error instanceof ConnectException || error instanceof PrematureCloseException
+				|| error instanceof io.netty.channel.ConnectTimeoutException
+				|| error instanceof java.io.IOException) {
+			return new UpstreamUnavailableException("The engine at " + this.base + " is unreachable: "
+					+ error.getClass().getSimpleName() + (error.getMessage() != null ? ": " + error.getMessage() : ""),
+					error);
+		}
+		return error;
+	}
+
+	/** @return the engine's base URL, without a trailing slash */
+	public String base() {
+		return this.base;
+	}
+
+	/** Closes the connection pool. */
+	public void close() {
+		this.provider.disposeLater().block(java.time.Duration.ofSeconds(5));
+	}
+
+}

@@ -1,0 +1,58 @@
+package dev.tokengap.proxy;
+
+import java.net.URI;
+import java.time.Duration;
+
+import jakarta.validation.constraints.Min;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Where and how tokengap reaches the engine ({@code tokengap.upstream.*}).
+ *
+ * @param url the engine's base URL, e.g. {@code http://127.0.0.1:8000}; unset = demo mode (the
+ * built-in simulator)
+ * @param responseTimeout longest wait for the response headers (504 after it)
+ * @param idleTimeout longest silence between two response chunks once streaming (the stream then
+ * fails with outcome {@code upstream_timeout}); never a total deadline
+ * @param connectTimeout longest wait for a TCP connection
+ * @param maxConnections most pooled connections to the engine
+ * @param maxIdleTime pooled connections idle longer are closed; keep it below the engine's
+ * keep-alive (uvicorn in vLLM: 5s) so a request never lands on a connection being closed
+ */
+@Validated
+@ConfigurationProperties("tokengap.upstream")
+public record UpstreamProperties(URI url, @DefaultValue("10m") Duration responseTimeout,
+		@DefaultValue("5m") Duration idleTimeout, @DefaultValue("5s") Duration connectTimeout,
+		@DefaultValue("2048") @Min(1) int maxConnections, @DefaultValue("4s") Duration maxIdleTime) {
+
+	public UpstreamProperties {
+		requirePositive("response-timeout", responseTimeout);
+		requirePositive("idle-timeout", idleTimeout);
+		requirePositive("connect-timeout", connectTimeout);
+		requirePositive("max-idle-time", maxIdleTime);
+		if (url != null && (url.getHost() == null || !("http".equals(url.getScheme())))) {
+			throw new IllegalArgumentException(
+					"tokengap.upstream.url must be an http:// URL with a host, got '" + url + "'");
+		}
+	}
+
+	private static void requirePositive(String name, Duration value) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			throw new IllegalArgumentException("tokengap.upstream." + name + " must be positive, got " + value);
+		}
+	}
+
+	/**
+	 * Returns a copy pointing at another URL (the demo's in-process simulator).
+	 * @param other the URL
+	 * @return the copy
+	 */
+	public UpstreamProperties withUrl(URI other) {
+		return new UpstreamProperties(other, this.responseTimeout, this.idleTimeout, this.connectTimeout,
+				this.maxConnections, this.maxIdleTime);
+	}
+
+}
