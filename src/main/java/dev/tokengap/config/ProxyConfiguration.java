@@ -1,0 +1,91 @@
+package dev.tokengap.config;
+
+import java.net.URI;
+import java.time.Duration;
+
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+
+import dev.tokengap.backend.ServedModels;
+import dev.tokengap.metrics.BucketEdges;
+import dev.tokengap.metrics.MetricsProperties;
+import dev.tokengap.metrics.ModelLabels;
+import dev.tokengap.metrics.TokengapMeters;
+import dev.tokengap.proxy.ProxyHandler;
+import dev.tokengap.proxy.ProxyProperties;
+import dev.tokengap.proxy.UpstreamClient;
+import dev.tokengap.proxy.UpstreamProperties;
+import dev.tokengap.sim.SimulatorProperties;
+import dev.tokengap.sim.SimulatorServer;
+import dev.tokengap.timing.NanoClock;
+
+/**
+ * Wires the proxy: the upstream (a real engine, or the in-process simulator in demo mode), the
+ * meters, and the handler that owns the proxy port.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnProperty(name = "tokengap.mode", havingValue = "proxy", matchIfMissing = true)
+class ProxyConfiguration {
+
+	private static final Log logger = LogFactory.getLog(ProxyConfiguration.class);
+
+	@Bean
+	NanoClock nanoClock() {
+		return NanoClock.SYSTEM;
+	}
+
+	@Bean(destroyMethod = "close")
+	@Conditional(DemoModeCondition.class)
+	SimulatorServer demoSimulator(SimulatorProperties properties) {
+		SimulatorServer simulator = SimulatorServer.start(properties, "127.0.0.1", 0);
+		logger.info("No tokengap.upstream.url set: DEMO MODE, proxying to the built-in vLLM simulator at "
+				+ "http://127.0.0.1:" + simulator.port() + " (model " + properties.model()
+				+ "). Set TOKENGAP_UPSTREAM_URL to put tokengap in front of a real vLLM.");
+		return simulator;
+	}
+
+	@Bean(destroyMethod = "close")
+	UpstreamClient upstreamClient(UpstreamProperties properties, ObjectProvider<SimulatorServer> demo) {
+		UpstreamProperties effective = properties;
+		if (properties.url() == null) {
+			effective = properties.withUrl(URI.create("http://127.0.0.1:" + demo.getObject().port()));
+		}
+		UpstreamClient client = new UpstreamClient(effective);
+		logger.info("Proxying to " + client.base());
+		return client;
+	}
+
+	@Bean
+	ModelLabels modelLabels(MetricsProperties properties) {
+		return new ModelLabels(properties.models(), properties.maxModels());
+	}
+
+	@Bean(initMethod = "start", destroyMethod = "close")
+	ServedModels servedModels(UpstreamClient upstream, ModelLabels labels) {
+		ServedModels served = new ServedModels(upstream.base(), Duration.ofSeconds(60), labels::served);
+		labels.onUnlisted(served::refreshSoon);
+		return served;
+	}
+
+	@Bean
+	TokengapMeters tokengapMeters(PrometheusRegistry registry, MetricsProperties metrics,
+			TokengapProperties properties, NanoClock clock) {
+		BucketEdges edges = metrics.edges(BucketEdges.VLLM_V1);
+		logger.info("Histogram bucket edges (" + metrics.buckets() + "): " + edges);
+		return new TokengapMeters(registry, edges, properties.stallThreshold().toNanos(), clock);
+	}
+
+	@Bean
+	ProxyHandler httpHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels,
+			ProxyProperties proxy, UpstreamProperties upstreamProperties, NanoClock clock) {
+		return new ProxyHandler(upstream, meters, labels, proxy, upstreamProperties, clock);
+	}
+
+}
