@@ -1,0 +1,174 @@
+package dev.tokengap.proxy;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.ScriptedUpstream;
+import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.StreamingClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * What Prometheus scrapes: valid exposition (checked by the real {@code promtool}), exactly the
+ * profile's {@code le} edges as vLLM writes them, and nothing but health, prometheus and info on
+ * the management port.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.server.port=0", "tokengap.metrics.models=m-expo" })
+class ExpositionIntegrationTests {
+
+	static final ScriptedUpstream upstream = ScriptedUpstream.start();
+
+	static final List<String> V1_TTFT = List.of("0.001", "0.005", "0.01", "0.02", "0.04", "0.06", "0.08", "0.1",
+			"0.25", "0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "20.0", "40.0", "80.0", "160.0", "640.0",
+			"2560.0", "+Inf");
+
+	static final List<String> V1_ITL = List.of("0.01", "0.025", "0.05", "0.075", "0.1", "0.15", "0.2", "0.3", "0.4",
+			"0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "20.0", "40.0", "80.0", "+Inf");
+
+	static final List<String> V1_REQUEST = List.of("0.3", "0.5", "0.8", "1.0", "1.5", "2.0", "2.5", "5.0", "10.0",
+			"15.0", "20.0", "30.0", "40.0", "50.0", "60.0", "120.0", "240.0", "480.0", "960.0", "1920.0", "7680.0",
+			"+Inf");
+
+	@LocalServerPort
+	int port;
+
+	@LocalManagementPort
+	int managementPort;
+
+	@DynamicPropertySource
+	static void upstreamUrl(DynamicPropertyRegistry registry) {
+		registry.add("tokengap.upstream.url", upstream::url);
+	}
+
+	@AfterAll
+	static void stopUpstream() {
+		upstream.close();
+	}
+
+	@BeforeEach
+	void streamOnce() {
+		upstream.stream(Step.list(Step.of(0, ProxyStreamingIntegrationTests.prelude()),
+				Step.of(5, ProxyStreamingIntegrationTests.chunk("a")), Step.of(5, ProxyStreamingIntegrationTests.chunk("b")),
+				Step.of(0, ProxyStreamingIntegrationTests.done())));
+		StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+				"{\"model\":\"m-expo\",\"stream\":true}");
+	}
+
+	@Test
+	void exportsExactlyTheVllmV1EdgesAsVllmWritesThem() {
+		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+		String[] m = { "model_name", "m-expo", "endpoint", "chat_completions" };
+		assertThat(metrics.les("tokengap_time_to_first_token_seconds", m)).containsExactlyElementsOf(V1_TTFT);
+		assertThat(metrics.les("tokengap_time_to_first_byte_seconds", m)).containsExactlyElementsOf(V1_TTFT);
+		assertThat(metrics.les("tokengap_inter_token_latency_seconds", m)).containsExactlyElementsOf(V1_ITL);
+		assertThat(metrics.les("tokengap_time_per_output_token_seconds", m)).containsExactlyElementsOf(V1_ITL);
+		assertThat(metrics.les("tokengap_stream_max_gap_seconds", m)).containsExactlyElementsOf(V1_ITL);
+		assertThat(metrics.les("tokengap_e2e_request_latency_seconds", m)).containsExactlyElementsOf(V1_REQUEST);
+		assertThat(metrics.les("tokengap_stream_jitter_ratio", m)).containsExactly("1.0", "1.25", "1.5", "2.0",
+				"3.0", "5.0", "10.0", "20.0", "50.0", "100.0", "+Inf");
+		assertThat(numeric(metrics.les("tokengap_proxy_write_delay_seconds", m))).containsExactly(0.0001, 0.00025,
+				0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, Double.POSITIVE_INFINITY);
+	}
+
+	@Test
+	void scrapeIsAcceptedByPromtool() throws Exception {
+		String scrape = Scrapes.text(this.managementPort);
+		// The whole scrape must parse; lint findings may only concern Micrometer's JVM series.
+		PromtoolResult whole = checkMetrics(scrape);
+		assertThat(whole.exit()).as("promtool check metrics said:%n%s", whole.output()).isIn(0, 3);
+		assertThat(whole.output().lines().filter((line) -> line.startsWith("tokengap_"))).isEmpty();
+		// Our own series must be lint-clean.
+		String ours = scrape.lines()
+			.filter((line) -> line.startsWith("tokengap_") || line.startsWith("# HELP tokengap_")
+					|| line.startsWith("# TYPE tokengap_"))
+			.collect(java.util.stream.Collectors.joining("\n", "", "\n"));
+		assertThat(ours).contains("tokengap_inter_token_latency_seconds_bucket");
+		PromtoolResult own = checkMetrics(ours);
+		assertThat(own.exit()).as("promtool check metrics said:%n%s", own.output()).isZero();
+	}
+
+	private static PromtoolResult checkMetrics(String text) throws Exception {
+		Process process = new ProcessBuilder(promtool().getPath(), "check", "metrics").redirectErrorStream(true)
+			.start();
+		process.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
+		process.getOutputStream().close();
+		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+		return new PromtoolResult(process.exitValue(), output);
+	}
+
+	record PromtoolResult(int exit, String output) {
+	}
+
+	@Test
+	void managementPortServesOnlyHealthPrometheusAndInfo() throws Exception {
+		assertThat(get(this.managementPort, "/actuator/health")).isEqualTo(200);
+		assertThat(get(this.managementPort, "/actuator/info")).isEqualTo(200);
+		assertThat(get(this.managementPort, "/actuator/prometheus")).isEqualTo(200);
+		for (String hidden : List.of("/actuator/env", "/actuator/heapdump", "/actuator/threaddump",
+				"/actuator/loggers", "/actuator/configprops", "/actuator/beans", "/actuator/metrics")) {
+			assertThat(get(this.managementPort, hidden)).as(hidden).isEqualTo(404);
+		}
+	}
+
+	@Test
+	void proxyPortForwardsActuatorPathsToTheEngineInsteadOfServingThem() throws Exception {
+		upstream.respond(404, "application/json", "{\"detail\":\"Not Found\"}");
+		assertThat(get(this.port, "/actuator/prometheus")).isEqualTo(404);
+		assertThat(upstream.received()).hasSize(1);
+		assertThat(upstream.received().get(0).uri()).isEqualTo("/actuator/prometheus");
+	}
+
+	static File promtool() {
+		for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
+			File candidate = new File(dir, "promtool");
+			if (candidate.canExecute()) {
+				return candidate;
+			}
+		}
+		boolean ci = "true".equalsIgnoreCase(System.getenv("CI"));
+		if (ci) {
+			throw new AssertionError("promtool is not installed; .ci/run installs Debian's 'prometheus' package");
+		}
+		assumeTrue(false, "promtool not found on PATH (apt-get install prometheus); skipping");
+		return null;
+	}
+
+	private static List<Double> numeric(List<String> les) {
+		return les.stream().map((le) -> "+Inf".equals(le) ? Double.POSITIVE_INFINITY : Double.parseDouble(le)).toList();
+	}
+
+	private static int get(int port, String path) throws IOException, InterruptedException {
+		HttpResponse<String> response = HttpClient.newHttpClient()
+			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+					HttpResponse.BodyHandlers.ofString());
+		return response.statusCode();
+	}
+
+	static String[] labels(String... pairs) {
+		return Arrays.copyOf(pairs, pairs.length);
+	}
+
+}

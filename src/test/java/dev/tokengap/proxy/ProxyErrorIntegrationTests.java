@@ -1,0 +1,122 @@
+package dev.tokengap.proxy;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.ScriptedUpstream;
+import dev.tokengap.testsupport.StreamingClient;
+import dev.tokengap.testsupport.StreamingClient.Recording;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Errors before the response is committed: the engine's own errors pass through untouched;
+ * tokengap's are OpenAI-style JSON with the right status.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.server.port=0", "tokengap.upstream.response-timeout=500ms",
+				"tokengap.proxy.max-request-body=1KB", "tokengap.metrics.models=m-err" })
+class ProxyErrorIntegrationTests {
+
+	static final ScriptedUpstream upstream = ScriptedUpstream.start();
+
+	@LocalServerPort
+	int port;
+
+	@LocalManagementPort
+	int managementPort;
+
+	@DynamicPropertySource
+	static void upstreamUrl(DynamicPropertyRegistry registry) {
+		registry.add("tokengap.upstream.url", upstream::url);
+	}
+
+	@AfterAll
+	static void stopUpstream() {
+		upstream.close();
+	}
+
+	@Test
+	void passesAnEngineBadRequestThroughUntouched() {
+		String body = "{\"error\":{\"message\":\"max_tokens must be at least 1, got -1.\",\"type\":\"BadRequestError\","
+				+ "\"param\":null,\"code\":400}}";
+		upstream.respond(400, "application/json", body);
+		Recording recording = post("{\"model\":\"m-err\",\"max_tokens\":-1}");
+		assertThat(recording.status()).isEqualTo(400);
+		assertThat(recording.text()).isEqualTo(body);
+		assertThat(recording.headers().get("content-type")).isEqualTo("application/json");
+		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", "model_name", "m-err",
+				"status", "400")).isEqualTo(1);
+	}
+
+	@Test
+	void passesAnEngineNotFoundThroughUntouched() {
+		String body = "{\"error\":{\"message\":\"The model `nope` does not exist.\",\"type\":\"NotFoundError\","
+				+ "\"param\":\"model\",\"code\":404}}";
+		upstream.respond(404, "application/json", body);
+		Recording recording = post("{\"model\":\"nope\",\"messages\":[]}");
+		assertThat(recording.status()).isEqualTo(404);
+		assertThat(recording.text()).isEqualTo(body);
+		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", "model_name", "other",
+				"status", "404")).isEqualTo(1);
+	}
+
+	@Test
+	void answersGatewayTimeoutWhenNoHeadersArriveInTime() {
+		upstream.handle((req, res) -> Mono.delay(Duration.ofSeconds(3)).then(res.status(200).send().then()));
+		Recording recording = post("{\"model\":\"m-err\",\"stream\":true}");
+		assertThat(recording.status()).isEqualTo(504);
+		assertThat(recording.headers().get("content-type")).isEqualTo("application/json");
+		assertThat(recording.text()).startsWith("{\"error\":{\"message\":\"The engine sent no response headers within")
+			.contains("\"type\":\"GatewayTimeoutError\"", "\"code\":504");
+	}
+
+	@Test
+	void answersPayloadTooLargeForAnOversizeBody() {
+		upstream.respond(200, "application/json", "{}");
+		Recording recording = post("{\"model\":\"m-err\",\"prompt\":\"" + "a".repeat(2000) + "\"}");
+		assertThat(recording.status()).isEqualTo(413);
+		assertThat(recording.text()).contains("\"type\":\"RequestEntityTooLargeError\"", "\"code\":413");
+		assertThat(upstream.received()).as("nothing forwarded").isEmpty();
+	}
+
+	@Test
+	void forwardsTheSameBodyBytesAndHeaders() {
+		upstream.respond(200, "application/json", "{\"ok\":true}");
+		String body = "{ \"model\" : \"m-err\",\n \"stream\": false, \"x\": [1,2,3] }";
+		Recording recording = post(body);
+		assertThat(recording.status()).isEqualTo(200);
+		ScriptedUpstream.Received received = upstream.received().get(0);
+		assertThat(received.body()).isEqualTo(body);
+		assertThat(received.uri()).isEqualTo("/v1/chat/completions");
+		assertThat(received.headers().get("host")).isEqualTo("127.0.0.1:" + upstream.port());
+		assertThat(received.headers().get("x-forwarded-for")).isEqualTo("127.0.0.1");
+		assertThat(received.headers().get("x-request-id")).isNotBlank()
+			.isEqualTo(recording.headers().get("x-request-id"));
+	}
+
+	@Test
+	void forwardsAnInvalidJsonBodyWithTheUnknownModelLabel() {
+		upstream.respond(400, "application/json", "{\"error\":{\"message\":\"bad json\",\"code\":400}}");
+		Recording recording = post("{not json");
+		assertThat(recording.status()).isEqualTo(400);
+		assertThat(upstream.received().get(0).body()).isEqualTo("{not json");
+		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+		assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown", "status", "400")).isEqualTo(1);
+	}
+
+	private Recording post(String json) {
+		return StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions", json);
+	}
+
+}

@@ -1,0 +1,122 @@
+package dev.tokengap.testsupport;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A scraped Prometheus text exposition, parsed enough for assertions on sample values.
+ */
+public final class PrometheusText {
+
+	private final String text;
+
+	private final List<Sample> samples = new ArrayList<>();
+
+	public PrometheusText(String text) {
+		this.text = text;
+		for (String line : text.split("\n")) {
+			if (!line.isBlank() && !line.startsWith("#")) {
+				this.samples.add(Sample.parse(line));
+			}
+		}
+	}
+
+	public String text() {
+		return this.text;
+	}
+
+	public List<Sample> samples() {
+		return this.samples;
+	}
+
+	/**
+	 * Sum of the samples named {@code name} whose labels include all the given pairs.
+	 * @param name the sample name
+	 * @param labels alternating label names and values
+	 * @return the sum, 0 when none match
+	 */
+	public double value(String name, String... labels) {
+		return matching(name, labels).stream().mapToDouble(Sample::value).sum();
+	}
+
+	public List<Sample> matching(String name, String... labels) {
+		List<Sample> result = new ArrayList<>();
+		for (Sample sample : this.samples) {
+			if (sample.name().equals(name) && sample.has(labels)) {
+				result.add(sample);
+			}
+		}
+		return result;
+	}
+
+	/** The {@code le} label values of a histogram's buckets for the given labels, in order. */
+	public List<String> les(String histogram, String... labels) {
+		return matching(histogram + "_bucket", labels).stream().map((s) -> s.labels().get("le")).toList();
+	}
+
+	/** One sample line. */
+	public record Sample(String name, Map<String, String> labels, double value) {
+
+		boolean has(String... pairs) {
+			for (int i = 0; i < pairs.length; i += 2) {
+				if (!pairs[i + 1].equals(this.labels.get(pairs[i]))) {
+					return false;
+				}
+			}
+			return true;
+		}
+
+		static Sample parse(String line) {
+			int brace = line.indexOf('{');
+			int space;
+			String name;
+			Map<String, String> labels = new LinkedHashMap<>();
+			if (brace >= 0 && brace < line.indexOf(' ')) {
+				name = line.substring(0, brace);
+				int i = brace + 1;
+				while (line.charAt(i) != '}') {
+					int eq = line.indexOf('=', i);
+					String key = line.substring(i, eq).trim();
+					StringBuilder value = new StringBuilder();
+					int j = eq + 2;
+					while (line.charAt(j) != '"') {
+						if (line.charAt(j) == '\\') {
+							j++;
+							char c = line.charAt(j);
+							value.append(c == 'n' ? '\n' : c);
+						}
+						else {
+							value.append(line.charAt(j));
+						}
+						j++;
+					}
+					labels.put(key, value.toString());
+					i = j + 1;
+					if (line.charAt(i) == ',') {
+						i++;
+					}
+				}
+				space = i + 1;
+			}
+			else {
+				space = line.indexOf(' ');
+				name = line.substring(0, space);
+			}
+			String[] rest = line.substring(space).trim().split("\\s+");
+			return new Sample(name, labels, parseValue(rest[0]));
+		}
+
+		private static double parseValue(String v) {
+			return switch (v) {
+				case "+Inf" -> Double.POSITIVE_INFINITY;
+				case "-Inf" -> Double.NEGATIVE_INFINITY;
+				case "NaN" -> Double.NaN;
+				default -> Double.parseDouble(v);
+			};
+		}
+
+	}
+
+}

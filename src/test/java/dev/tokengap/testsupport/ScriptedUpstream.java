@@ -1,0 +1,138 @@
+package dev.tokengap.testsupport;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiFunction;
+
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.Connection;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+
+/**
+ * A real Reactor Netty server on loopback that plays a scripted response, recording what it
+ * received and when it finished writing each step.
+ */
+public final class ScriptedUpstream implements AutoCloseable {
+
+	private final DisposableServer server;
+
+	private volatile BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler;
+
+	private final List<Received> received = new CopyOnWriteArrayList<>();
+
+	private final List<Long> sentNanos = new CopyOnWriteArrayList<>();
+
+	private ScriptedUpstream() {
+		this.handler = (req, res) -> res.status(404).send();
+		this.server = HttpServer.create()
+			.host("127.0.0.1")
+			.port(0)
+			.handle((req, res) -> req.receive()
+				.aggregate()
+				.asString(StandardCharsets.UTF_8)
+				.defaultIfEmpty("")
+				.flatMap((body) -> {
+					this.received.add(new Received(req.method().name(), req.uri(), req.requestHeaders().copy(), body));
+					return Mono.from(this.handler.apply(req, res));
+				}))
+			.bindNow();
+	}
+
+	public static ScriptedUpstream start() {
+		return new ScriptedUpstream();
+	}
+
+	public String url() {
+		return "http://127.0.0.1:" + this.server.port();
+	}
+
+	public int port() {
+		return this.server.port();
+	}
+
+	/** Replaces the handler for the next requests. */
+	public void handle(BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler) {
+		this.received.clear();
+		this.sentNanos.clear();
+		this.handler = handler;
+	}
+
+	/** Answers every request with an event stream played step by step. */
+	public void stream(List<Step> steps) {
+		handle((req, res) -> {
+			res.status(HttpResponseStatus.OK).header(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
+			return res.then()
+				.thenMany(Flux.fromIterable(steps)
+					.concatMap((step) -> Mono.delay(step.delay())
+						.then(write(res, step.bytes()))
+						.doOnSuccess((v) -> this.sentNanos.add(System.nanoTime()))))
+				.then();
+		});
+	}
+
+	/** Writes and flushes bytes on the response's channel; completes when the write completed. */
+	public static Mono<Void> write(HttpServerResponse response, byte[] bytes) {
+		return Mono.create((sink) -> ((Connection) response).channel()
+			.writeAndFlush(Unpooled.wrappedBuffer(bytes))
+			.addListener((future) -> {
+				if (future.isSuccess()) {
+					sink.success();
+				}
+				else {
+					sink.error(future.cause());
+				}
+			}));
+	}
+
+	/** Answers every request with a fixed status, content type and body. */
+	public void respond(int status, String contentType, String body) {
+		handle((req, res) -> res.status(status)
+			.header(HttpHeaderNames.CONTENT_TYPE, contentType)
+			.sendString(Mono.just(body))
+			.then());
+	}
+
+	public List<Received> received() {
+		return this.received;
+	}
+
+	/** When each scripted step's write completed (System.nanoTime). */
+	public List<Long> sentNanos() {
+		return this.sentNanos;
+	}
+
+	@Override
+	public void close() {
+		this.server.disposeNow(Duration.ofSeconds(5));
+	}
+
+	/** A request as the upstream saw it. */
+	public record Received(String method, String uri, HttpHeaders headers, String body) {
+	}
+
+	/** One write of a script: wait {@code delay}, then write and flush {@code bytes}. */
+	public record Step(Duration delay, byte[] bytes) {
+
+		public static Step of(long delayMillis, String text) {
+			return new Step(Duration.ofMillis(delayMillis), text.getBytes(StandardCharsets.UTF_8));
+		}
+
+		public static List<Step> list(Step... steps) {
+			return new ArrayList<>(List.of(steps));
+		}
+
+	}
+
+}
