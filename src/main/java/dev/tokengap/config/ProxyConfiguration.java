@@ -22,6 +22,7 @@ import dev.tokengap.proxy.ProxyHandler;
 import dev.tokengap.proxy.ProxyProperties;
 import dev.tokengap.proxy.UpstreamClient;
 import dev.tokengap.proxy.UpstreamProperties;
+import dev.tokengap.sim.DemoProperties;
 import dev.tokengap.sim.SimulatorProperties;
 import dev.tokengap.sim.SimulatorServer;
 import dev.tokengap.timing.NanoClock;
@@ -49,6 +50,13 @@ class ProxyConfiguration {
 				+ "http://127.0.0.1:" + simulator.port() + " (model " + properties.model()
 				+ "). Set TOKENGAP_UPSTREAM_URL to put tokengap in front of a real vLLM.");
 		return simulator;
+	}
+
+	@Bean(destroyMethod = "close")
+	@Conditional(DemoModeCondition.class)
+	@ConditionalOnProperty(name = "tokengap.demo.load", havingValue = "true", matchIfMissing = true)
+	DemoLoadStarter demoLoadStarter(DemoProperties demo, SimulatorProperties simulator) {
+		return new DemoLoadStarter(demo, simulator);
 	}
 
 	@Bean(destroyMethod = "close")

@@ -3,6 +3,7 @@ package dev.tokengap.proxy;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
@@ -79,12 +80,27 @@ final class ProxyExchange {
 	private Mono<ByteBuf> readBody(long limit) {
 		return Mono.defer(() -> {
 			CompositeByteBuf body = this.channel.alloc().compositeBuffer(1024);
+			// Released here until handed to forward(), which then owns it; a cancel can race
+			// with the hand-over, so ownership moves exactly once.
+			AtomicBoolean owned = new AtomicBoolean(true);
+			Runnable release = () -> {
+				if (owned.compareAndSet(true, false)) {
+					body.release();
+				}
+			};
 			return this.in.receive()
 				.doOnNext((buf) -> append(body, buf, limit))
-				.then(Mono.<ByteBuf>just(body))
-				.doOnError((ex) -> body.release())
-				.doOnCancel(body::release);
+				.then(Mono.fromCallable(() -> handOver(owned, body)))
+				.doOnError((ex) -> release.run())
+				.doOnCancel(release);
 		});
+	}
+
+	private static ByteBuf handOver(AtomicBoolean owned, CompositeByteBuf body) {
+		if (!owned.compareAndSet(true, false)) {
+			throw new IllegalStateException("request body already released");
+		}
+		return body;
 	}
 
 	private static void append(CompositeByteBuf body, ByteBuf buf, long limit) {

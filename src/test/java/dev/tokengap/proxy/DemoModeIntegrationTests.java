@@ -1,0 +1,35 @@
+package dev.tokengap.proxy;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The newcomer's first command: with no upstream URL and no flags, histograms fill at once.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.server.port=0" })
+class DemoModeIntegrationTests {
+
+	@LocalManagementPort
+	int managementPort;
+
+	@Test
+	void demoLoadFillsTheHistogramsWithinSeconds() {
+		await().atMost(Duration.ofSeconds(30))
+			.pollInterval(Duration.ofMillis(500))
+			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+				.value("tokengap_streams_total", "model_name", "sim-llama-3-8b", "outcome", "completed"))
+				.isGreaterThanOrEqualTo(2));
+		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_inter_token_latency_seconds_count",
+				"model_name", "sim-llama-3-8b"))
+			.isGreaterThan(10);
+	}
+
+}
