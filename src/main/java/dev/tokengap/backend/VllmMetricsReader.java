@@ -1,0 +1,174 @@
+package dev.tokengap.backend;
+
+import java.util.Arrays;
+
+import dev.tokengap.backend.PrometheusTextParser.SampleVisitor;
+import dev.tokengap.metrics.BucketEdges;
+
+/**
+ * Reads vLLM's engine state and histogram bucket edges from one {@code /metrics} exposition,
+ * under the metric names vLLM has used since 0.6 (see {@code vllm-wire.md}, "Metric names over
+ * time").
+ *
+ * <p>
+ * Series of one name that differ by {@code engine} (data parallel), {@code pid} (several API
+ * server processes) or any other label are combined as the metrics contract says: counts and
+ * counters summed, KV usage the maximum. {@code _created} series are never read.
+ *
+ * <p>
+ * Not thread-safe: one read at a time per instance.
+ */
+public final class VllmMetricsReader {
+
+	private final PrometheusTextParser parser = new PrometheusTextParser();
+
+	private final StateVisitor state = new StateVisitor();
+
+	/**
+	 * Reads the engine's state.
+	 * @param text a {@code /metrics} body
+	 * @param nanos the time to stamp the sample with
+	 * @return the state, or {@code null} when the text has none of vLLM's state metrics
+	 */
+	public EngineSample read(CharSequence text, long nanos) {
+		this.state.reset();
+		this.parser.parse(text, this.state);
+		return this.state.sample(nanos);
+	}
+
+	/**
+	 * Reads the bucket edges of vLLM's TTFT, inter-token latency (or, on older engines, time per
+	 * output token) and end-to-end latency histograms, for the {@code auto} bucket profile.
+	 * @param text a {@code /metrics} body
+	 * @return the edges, or {@code null} when a family is missing or its edges are unusable
+	 */
+	public BucketEdges readEdges(CharSequence text) {
+		EdgesVisitor edges = new EdgesVisitor();
+		this.parser.parse(text, edges);
+		return edges.edges();
+	}
+
+	/**
+	 * The malformed lines skipped since this reader was created.
+	 * @return the count over all reads
+	 */
+	public long malformedLines() {
+		return this.parser.malformedLines();
+	}
+
+	/**
+	 * Finds a name in a short table; vLLM's names share a prefix, so the comparison starts at
+	 * the end.
+	 */
+	static int indexOf(CharSequence name, String[] names) {
+		for (int i = 0; i < names.length; i++) {
+			if (TextSlice.contentEquals(name, names[i])) {
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	/** Sums (or, for KV usage, maximises) the state metrics over all their series. */
+	private static final class StateVisitor implements SampleVisitor {
+
+		private static final int RUNNING = 0, WAITING = 1, SWAPPED = 2, KV = 3, KV_V0 = 4, PREEMPTIONS = 5,
+				PREEMPTIONS_BARE = 6, PROMPT = 7, PROMPT_BARE = 8, GENERATION = 9, GENERATION_BARE = 10;
+
+		// Some releases write counters without the _total suffix; the suffixed name wins when
+		// both appear, as does the V1 KV name over the V0 one.
+		private static final String[] NAMES = { "vllm:num_requests_running", "vllm:num_requests_waiting",
+				"vllm:num_requests_swapped", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc",
+				"vllm:num_preemptions_total", "vllm:num_preemptions", "vllm:prompt_tokens_total",
+				"vllm:prompt_tokens", "vllm:generation_tokens_total", "vllm:generation_tokens" };
+
+		private final double[] values = new double[NAMES.length];
+
+		private final int[] series = new int[NAMES.length];
+
+		private int matched = -1;
+
+		void reset() {
+			Arrays.fill(this.values, 0);
+			Arrays.fill(this.series, 0);
+		}
+
+		@Override
+		public boolean wants(CharSequence name) {
+			this.matched = (name.length() > 5 && name.charAt(4) == ':') ? indexOf(name, NAMES) : -1;
+			return this.matched >= 0;
+		}
+
+		@Override
+		public void sample(CharSequence name, SampleLabels labels, double value, long timestampMillis) {
+			int i = this.matched;
+			boolean kv = i == KV || i == KV_V0;
+			this.values[i] = (kv && this.series[i] > 0) ? Math.max(this.values[i], value) : this.values[i] + value;
+			this.series[i]++;
+		}
+
+		EngineSample sample(long nanos) {
+			for (int count : this.series) {
+				if (count > 0) {
+					return new EngineSample(nanos, value(RUNNING, RUNNING), value(WAITING, WAITING),
+							value(SWAPPED, SWAPPED), value(KV, KV_V0), value(PREEMPTIONS, PREEMPTIONS_BARE),
+							value(PROMPT, PROMPT_BARE), value(GENERATION, GENERATION_BARE));
+				}
+			}
+			return null;
+		}
+
+		private double value(int preferred, int fallback) {
+			return (this.series[preferred] > 0) ? this.values[preferred]
+					: (this.series[fallback] > 0) ? this.values[fallback] : Double.NaN;
+		}
+
+	}
+
+	/** Collects the {@code le} values of the three families whose edges tokengap shares. */
+	private static final class EdgesVisitor implements SampleVisitor {
+
+		private static final int TTFT = 0, ITL = 1, TPOT = 2, REQUEST = 3;
+
+		private static final String[] NAMES = { "vllm:time_to_first_token_seconds_bucket",
+				"vllm:inter_token_latency_seconds_bucket", "vllm:time_per_output_token_seconds_bucket",
+				"vllm:e2e_request_latency_seconds_bucket" };
+
+		private final BucketEdgeCollector[] families = { new BucketEdgeCollector(), new BucketEdgeCollector(),
+				new BucketEdgeCollector(), new BucketEdgeCollector() };
+
+		private int matched = -1;
+
+		@Override
+		public boolean wants(CharSequence name) {
+			this.matched = indexOf(name, NAMES);
+			return this.matched >= 0;
+		}
+
+		@Override
+		public void sample(CharSequence name, SampleLabels labels, double value, long timestampMillis) {
+			this.families[this.matched].add(labels);
+		}
+
+		BucketEdges edges() {
+			double[] ttft = this.families[TTFT].edges();
+			double[] itl = this.families[ITL].edges();
+			double[] request = this.families[REQUEST].edges();
+			if (itl == null) {
+				itl = this.families[TPOT].edges();
+			}
+			if (ttft == null || itl == null || request == null) {
+				return null;
+			}
+			try {
+				return new BucketEdges(ttft, itl, request);
+			}
+			catch (IllegalArgumentException ex) {
+				// e.g. a custom histogram with a zero or negative edge, which tokengap cannot mirror
+				return null;
+			}
+		}
+
+	}
+
+}
