@@ -105,7 +105,7 @@ public final class SimulatorServer implements AutoCloseable {
 	public void close() {
 		this.server.disposeNow(Duration.ofSeconds(5));
 		this.engine.close();
-		this.loops.disposeLater().block(Duration.ofSeconds(5));
+		this.loops.disposeLater(Duration.ZERO, Duration.ofSeconds(5)).block(Duration.ofSeconds(6));
 	}
 
 }
