@@ -11,8 +11,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * {@code --tokengap.mode=simulator}: runs the built-in vLLM simulator on {@code tokengap.sim.port}
- * (8000, vLLM's default), on all interfaces as vLLM does.
+ * {@code --tokengap.mode=simulator}: runs the built-in vLLM simulator on
+ * {@code tokengap.sim.port} (8000, vLLM's default), on all interfaces as vLLM does.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "tokengap.mode", havingValue = "simulator")

@@ -17,8 +17,9 @@ import reactor.netty.http.server.HttpServerResponse;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * {@code POST /v1/chat/completions} and {@code POST /v1/completions}: submits the request to the
- * engine and writes its outputs as vLLM does, one flushed SSE event per engine output.
+ * {@code POST /v1/chat/completions} and {@code POST /v1/completions}: submits the request
+ * to the engine and writes its outputs as vLLM does, one flushed SSE event per engine
+ * output.
  */
 final class CompletionHandler {
 
@@ -84,8 +85,7 @@ final class CompletionHandler {
 		if (faults.resets()) {
 			outputs = outputs.takeUntil((output) -> output.index() >= faults.resetAfterToken());
 		}
-		Flux<ByteBuf> events = outputs
-			.concatMapIterable((output) -> new SseEvents(json, faults).of(output))
+		Flux<ByteBuf> events = outputs.concatMapIterable((output) -> new SseEvents(json, faults).of(output))
 			.onErrorResume((ex) -> Flux.just(inBandError(ex), DONE))
 			.map((event) -> ByteBufUtil.writeUtf8(response.alloc(), event));
 		// Headers go out at once, as vLLM's; the first event only follows the prefill.
@@ -123,7 +123,10 @@ final class CompletionHandler {
 			.then();
 	}
 
-	/** The SSE events one engine output becomes: prelude before token 0, usage and [DONE] after the last. */
+	/**
+	 * The SSE events one engine output becomes: prelude before token 0, usage and [DONE]
+	 * after the last.
+	 */
 	private record SseEvents(OpenAiJson json, FaultHeaders faults) {
 
 		List<String> of(TokenOutput output) {

@@ -35,7 +35,8 @@ class CompletionHandlerTests {
 
 	@Test
 	void streamedChatCompletionIsPreludeThenOneEventPerTokenThenUsageThenDone() {
-		SseTestClient.Exchange exchange = client.post(CHAT, chatBody("Tell me about token gaps", 7, true, INCLUDE_USAGE));
+		SseTestClient.Exchange exchange = client.post(CHAT,
+				chatBody("Tell me about token gaps", 7, true, INCLUDE_USAGE));
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.headers().get("Content-Type")).isEqualTo("text/event-stream; charset=utf-8");
 		assertThat(exchange.body()).matches("(data: [^\\n]+\\n\\n)+");
@@ -47,7 +48,8 @@ class CompletionHandlerTests {
 			assertThat(choice.path("delta").path("content").stringValue()).isNotBlank().endsWith(" ");
 			assertThat(choice.path("finish_reason").isNull()).isEqualTo(i < 7);
 		}
-		assertThat(events.get(7).json().path("choices").path(0).path("finish_reason").stringValue()).isEqualTo("length");
+		assertThat(events.get(7).json().path("choices").path(0).path("finish_reason").stringValue())
+			.isEqualTo("length");
 		JsonNode usage = events.get(8).json();
 		assertThat(usage.path("choices").isEmpty()).isTrue();
 		assertThat(usage.path("usage").path("completion_tokens").intValue()).isEqualTo(7);
@@ -74,7 +76,8 @@ class CompletionHandlerTests {
 	void streamWithoutIncludeUsageEndsWithTheLastTokenAndDone() {
 		List<SseTestClient.Event> events = client.post(CHAT, chatBody("hi", 3)).events();
 		assertThat(events).hasSize(1 + 3 + 1);
-		assertThat(events.get(3).json().path("choices").path(0).path("finish_reason").stringValue()).isEqualTo("length");
+		assertThat(events.get(3).json().path("choices").path(0).path("finish_reason").stringValue())
+			.isEqualTo("length");
 		assertThat(events).noneMatch((event) -> !event.done() && event.json().has("usage"));
 		assertThat(events.get(4).done()).isTrue();
 	}
@@ -106,7 +109,8 @@ class CompletionHandlerTests {
 			assertThat(chunk.has("usage") && chunk.path("usage").isNull()).isTrue();
 			assertThat(chunk.path("choices").path(0).has("stop_reason")).isTrue();
 		}
-		assertThat(events.get(4).json().path("choices").path(0).path("finish_reason").stringValue()).isEqualTo("length");
+		assertThat(events.get(4).json().path("choices").path(0).path("finish_reason").stringValue())
+			.isEqualTo("length");
 		assertThat(events.get(5).json().path("usage").path("completion_tokens").intValue()).isEqualTo(5);
 		assertThat(events.get(6).done()).isTrue();
 	}

@@ -3,8 +3,8 @@ package dev.tokengap.sim;
 import java.time.Duration;
 
 /**
- * Simulator settings for tests: steps of a few milliseconds so a stream of dozens of tokens takes
- * a fraction of a second.
+ * Simulator settings for tests: steps of a few milliseconds so a stream of dozens of
+ * tokens takes a fraction of a second.
  */
 final class FastSimulator {
 

@@ -43,8 +43,7 @@ class FaultInjectionTests {
 		List<SseTestClient.Event> tokens = contentEvents(exchange.events());
 		assertThat(tokens).hasSize(15);
 		assertThat(tokens.get(5).nanos() - tokens.get(4).nanos()).isGreaterThanOrEqualTo(290 * MS);
-		assertThat(tokens.get(14).nanos() - tokens.get(5).nanos()).as("the rest queued behind it")
-			.isLessThan(100 * MS);
+		assertThat(tokens.get(14).nanos() - tokens.get(5).nanos()).as("the rest queued behind it").isLessThan(100 * MS);
 		assertThat(this.server.engine().trace("held")).hasSize(15).allSatisfy((entry) -> {
 			assertThat(entry.sincePreviousTokenNanos()).isLessThan(100 * MS);
 			assertThat(entry.injectedStall()).isFalse();

@@ -65,7 +65,8 @@ class MetricsHandlerTests {
 	@Test
 	void familiesMatchARealVllmV1ExpositionLineForLine() throws IOException {
 		Map<String, List<String>> ours = families(this.client.get("/metrics").body());
-		Map<String, List<String>> vllm = families(fixture().replace("meta-llama/Llama-3.1-8B-Instruct", "sim-llama-3-8b"));
+		Map<String, List<String>> vllm = families(
+				fixture().replace("meta-llama/Llama-3.1-8B-Instruct", "sim-llama-3-8b"));
 		assertThat(ours.keySet()).contains("vllm:num_requests_running", "vllm:num_requests_waiting",
 				"vllm:kv_cache_usage_perc", "vllm:num_preemptions_total", "vllm:prompt_tokens_total",
 				"vllm:generation_tokens_total", "vllm:request_success_total", "vllm:time_to_first_token_seconds",
@@ -78,8 +79,8 @@ class MetricsHandlerTests {
 	void histogramsUseVllmV1EdgesWrittenAsPythonWritesThem() {
 		Map<String, List<String>> edges = bucketEdges(this.client.get("/metrics").body());
 		assertThat(edges.get("vllm:time_to_first_token_seconds")).containsExactly("0.001", "0.005", "0.01", "0.02",
-				"0.04", "0.06", "0.08", "0.1", "0.25", "0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "20.0", "40.0",
-				"80.0", "160.0", "640.0", "2560.0", "+Inf");
+				"0.04", "0.06", "0.08", "0.1", "0.25", "0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "20.0",
+				"40.0", "80.0", "160.0", "640.0", "2560.0", "+Inf");
 		List<String> itl = List.of("0.01", "0.025", "0.05", "0.075", "0.1", "0.15", "0.2", "0.3", "0.4", "0.5", "0.75",
 				"1.0", "2.5", "5.0", "7.5", "10.0", "20.0", "40.0", "80.0", "+Inf");
 		assertThat(edges.get("vllm:inter_token_latency_seconds")).isEqualTo(itl);
@@ -138,9 +139,11 @@ class MetricsHandlerTests {
 	void metricsFaultsDelayOrFailOnlyTheMetricsAnswer() {
 		assertThat(this.client.post("/sim/faults", "{\"metricsDelayMs\":400}").status()).isEqualTo(200);
 		long start = System.nanoTime();
-		CompletableFuture<SseTestClient.Exchange> metrics = CompletableFuture.supplyAsync(() -> this.client.get("/metrics"));
+		CompletableFuture<SseTestClient.Exchange> metrics = CompletableFuture
+			.supplyAsync(() -> this.client.get("/metrics"));
 		assertThat(this.client.get("/health").status()).isEqualTo(200);
-		assertThat(System.nanoTime() - start).as("health is not held up").isLessThan(TimeUnit.MILLISECONDS.toNanos(300));
+		assertThat(System.nanoTime() - start).as("health is not held up")
+			.isLessThan(TimeUnit.MILLISECONDS.toNanos(300));
 		assertThat(metrics.join().status()).isEqualTo(200);
 		assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(400));
 		this.client.post("/sim/faults", "{\"metricsStatus\":500}");
@@ -151,14 +154,18 @@ class MetricsHandlerTests {
 
 	@Test
 	void metricsDelayPropertyDelaysTheAnswer() {
-		try (SimulatorServer slow = FastSimulator.start(FastSimulator.properties().metricsDelay(Duration.ofMillis(300)).build())) {
+		try (SimulatorServer slow = FastSimulator
+			.start(FastSimulator.properties().metricsDelay(Duration.ofMillis(300)).build())) {
 			long start = System.nanoTime();
 			assertThat(new SseTestClient(slow).get("/metrics").status()).isEqualTo(200);
 			assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(300));
 		}
 	}
 
-	/** Family name -> its HELP and TYPE lines and its series (sample name and labels, value left out). */
+	/**
+	 * Family name -> its HELP and TYPE lines and its series (sample name and labels,
+	 * value left out).
+	 */
 	private static Map<String, List<String>> families(String exposition) {
 		Map<String, List<String>> families = new LinkedHashMap<>();
 		List<String> current = null;

@@ -43,8 +43,8 @@ class SimulatorPropertiesTests {
 		Map<String, String> source = Map.of("tokengap.sim.step-fixed-cost", "5ms", "tokengap.sim.step-cost-per-seq",
 				"300us", "tokengap.sim.chunked-prefill", "false", "tokengap.sim.num-kv-blocks", "1024",
 				"tokengap.sim.metrics-delay", "2s");
-		SimulatorProperties bound = new Binder(new MapConfigurationPropertySource(source))
-			.bindOrCreate("tokengap.sim", Bindable.of(SimulatorProperties.class));
+		SimulatorProperties bound = new Binder(new MapConfigurationPropertySource(source)).bindOrCreate("tokengap.sim",
+				Bindable.of(SimulatorProperties.class));
 		assertThat(bound.stepFixedCost()).isEqualTo(Duration.ofMillis(5));
 		assertThat(bound.stepCostPerSeq()).isEqualTo(Duration.ofNanos(300_000));
 		assertThat(bound.chunkedPrefill()).isFalse();

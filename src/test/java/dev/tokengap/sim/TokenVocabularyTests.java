@@ -14,7 +14,8 @@ class TokenVocabularyTests {
 	@Test
 	void sameSeedAndPromptGiveTheSameTexts() {
 		assertThat(texts(new TokenVocabulary(42), "hello", 50)).isEqualTo(texts(new TokenVocabulary(42), "hello", 50));
-		assertThat(texts(new TokenVocabulary(42), "hello", 50)).isNotEqualTo(texts(new TokenVocabulary(7), "hello", 50));
+		assertThat(texts(new TokenVocabulary(42), "hello", 50))
+			.isNotEqualTo(texts(new TokenVocabulary(7), "hello", 50));
 		assertThat(texts(new TokenVocabulary(42), "hello", 50)).isNotEqualTo(texts(new TokenVocabulary(42), "bye", 50));
 	}
 
