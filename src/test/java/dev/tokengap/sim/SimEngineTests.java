@@ -30,7 +30,7 @@ class SimEngineTests {
 	void moreRunningSequencesMakeLongerSteps() {
 		SimulatorProperties properties = FastSimulator.properties()
 			.stepFixedCost(Duration.ofMillis(2))
-			.stepCostPerSeq(Duration.ofMillis(1))
+			.stepCostPerSeq(Duration.ofMillis(2))
 			.build();
 		try (SimulatorServer server = FastSimulator.start(properties)) {
 			SseTestClient client = new SseTestClient(server);
