@@ -6,6 +6,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 /**
  * A vLLM engine in real time: one thread runs steps of continuous batching, each lasting
  * as long as the cost model says, and hands every output token to its request's HTTP
@@ -19,6 +22,8 @@ import java.util.concurrent.locks.LockSupport;
  * </pre>
  */
 public final class SimEngine {
+
+	private static final Log logger = LogFactory.getLog(SimEngine.class);
 
 	private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -150,7 +155,31 @@ public final class SimEngine {
 		}
 	}
 
+	/**
+	 * Whether the engine thread is alive; like vLLM's {@code /health}, false once the
+	 * engine has died.
+	 */
+	public boolean healthy() {
+		return this.thread.isAlive() && !this.closed;
+	}
+
 	private void run() {
+		try {
+			loop();
+		}
+		catch (RuntimeException | Error ex) {
+			logger.error("Simulator engine failed; open streams end with an error", ex);
+		}
+		finally {
+			this.closed = true;
+			drainInbox();
+			this.scheduler.removeAll()
+				.forEach((sequence) -> sequence.sink().tryEmitError(new IllegalStateException("Engine stopped")));
+			publish();
+		}
+	}
+
+	private void loop() {
 		while (!this.closed) {
 			drainInbox();
 			StepPlan plan = this.scheduler.schedule(this.steps + 1);
@@ -164,10 +193,6 @@ public final class SimEngine {
 				runStep(plan);
 			}
 		}
-		drainInbox();
-		this.scheduler.removeAll()
-			.forEach((sequence) -> sequence.sink().tryEmitError(new IllegalStateException("Simulator closed")));
-		publish();
 	}
 
 	private void runStep(StepPlan plan) {

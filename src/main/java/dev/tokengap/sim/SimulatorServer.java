@@ -69,7 +69,7 @@ public final class SimulatorServer implements AutoCloseable {
 		routes.post("/v1/chat/completions", completions::chat)
 			.post("/v1/completions", completions::completions)
 			.get("/v1/models", (request, response) -> json(response, HttpResponseStatus.OK, models))
-			.get("/health", (request, response) -> response.status(HttpResponseStatus.OK).send())
+			.get("/health", (request, response) -> health(response, engine))
 			.get("/metrics", metrics::metrics)
 			.get("/sim/trace", control::trace)
 			.post("/sim/faults", control::setFaults)
@@ -77,6 +77,12 @@ public final class SimulatorServer implements AutoCloseable {
 			.get("/sim/faults", (request, response) -> control.getFaults(response))
 			.route((request) -> true,
 					(request, response) -> json(response, HttpResponseStatus.NOT_FOUND, "{\"detail\":\"Not Found\"}"));
+	}
+
+	/** vLLM answers 200 with no body, or 503 once its engine is dead. */
+	private static Mono<Void> health(HttpServerResponse response, SimEngine engine) {
+		return response.status(engine.healthy() ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE)
+			.send();
 	}
 
 	private static Mono<Void> json(HttpServerResponse response, HttpResponseStatus status, String body) {

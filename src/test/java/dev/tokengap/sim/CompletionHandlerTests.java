@@ -1,5 +1,6 @@
 package dev.tokengap.sim;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -222,6 +223,26 @@ class CompletionHandlerTests {
 		SseTestClient.Exchange exchange = client.get("/health");
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.body()).isEmpty();
+	}
+
+	@Test
+	void aStoppedEngineEndsOpenStreamsWithAnInBandErrorAndFailsHealth() {
+		try (SimulatorServer own = FastSimulator.start()) {
+			SseTestClient ownClient = new SseTestClient(own);
+			List<SseTestClient.Event> events = ownClient.stream(CHAT, chatBody("hi", 1000), Map.of())
+				.doOnNext((event) -> {
+					if (!event.done() && !event.content().isEmpty()) {
+						own.engine().close();
+					}
+				})
+				.collectList()
+				.block(Duration.ofSeconds(10));
+			assertThat(events.get(events.size() - 1).done()).isTrue();
+			JsonNode error = events.get(events.size() - 2).json().path("error");
+			assertThat(error.path("type").stringValue()).isEqualTo("InternalServerError");
+			assertThat(error.path("code").intValue()).isEqualTo(500);
+			assertThat(ownClient.get("/health").status()).isEqualTo(503);
+		}
 	}
 
 	@Test
