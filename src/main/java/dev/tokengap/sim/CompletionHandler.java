@@ -93,7 +93,8 @@ final class CompletionHandler {
 		if (faults.resets()) {
 			outputs = outputs.takeUntil((output) -> output.index() >= faults.resetAfterToken());
 		}
-		Flux<ByteBuf> events = outputs.concatMapIterable((output) -> new SseEvents(json, faults).of(output))
+		SseEvents sse = new SseEvents(json, faults);
+		Flux<ByteBuf> events = outputs.concatMapIterable(sse::of)
 			.onErrorResume((ex) -> Flux.just(inBandError(ex), DONE))
 			.map((event) -> ByteBufUtil.writeUtf8(response.alloc(), event));
 		// Headers go out at once, as vLLM's; the first event only follows the prefill.

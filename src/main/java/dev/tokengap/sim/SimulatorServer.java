@@ -99,7 +99,8 @@ public final class SimulatorServer implements AutoCloseable {
 
 	/** The server's base URL, {@code http://host:port}. */
 	public String baseUrl() {
-		return "http://" + this.server.host() + ":" + this.server.port();
+		String host = this.server.host();
+		return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + this.server.port();
 	}
 
 	/** The live engine, for its state and its ground-truth trace. */
