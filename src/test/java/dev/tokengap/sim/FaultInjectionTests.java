@@ -3,16 +3,16 @@ package dev.tokengap.sim;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
+import reactor.core.Disposable;
 
 import static dev.tokengap.sim.FastSimulator.CHAT;
 import static dev.tokengap.sim.SimEngineTests.contentEvents;
-import static dev.tokengap.sim.SimEngineTests.gaps;
 import static dev.tokengap.sim.SseTestClient.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -54,29 +54,33 @@ class FaultInjectionTests {
 
 	@Test
 	void engineStallLengthensTheStepForEveryStreamInIt() {
-		Mono<List<SseTestClient.Event>> bystander = this.client
-			.stream(CHAT, chatBody("bystander", 60), Map.of("X-Request-Id", "bystander"))
-			.collectList()
-			.cache();
-		bystander.subscribe();
-		await().atMost(Duration.ofSeconds(5)).until(() -> this.server.engine().trace("bystander").size() >= 3);
-		this.client.post(CHAT, chatBody("stall me", 20),
-				Map.of(FaultHeaders.ENGINE_STALL, "10:300", "X-Request-Id", "stalled"));
-		List<SseTestClient.Event> bystanderEvents = bystander.block(Duration.ofSeconds(20));
-		TraceEntry stalled = this.server.engine().trace("stalled").get(10);
-		assertThat(stalled.injectedStall()).isTrue();
-		assertThat(stalled.stepDurationNanos()).isGreaterThanOrEqualTo(300 * MS);
-		TraceEntry felt = this.server.engine()
-			.trace("bystander")
-			.stream()
-			.filter((entry) -> entry.stepId() == stalled.stepId())
-			.findFirst()
-			.orElseThrow();
-		assertThat(felt.injectedStall()).isTrue();
-		assertThat(felt.sincePreviousTokenNanos()).isGreaterThanOrEqualTo(300 * MS);
-		assertThat(this.server.engine().trace("bystander")).filteredOn(TraceEntry::injectedStall).hasSize(1);
-		assertThat(gaps(contentEvents(bystanderEvents)).stream().max(Long::compare).orElseThrow())
-			.isGreaterThanOrEqualTo(290 * MS);
+		List<SseTestClient.Event> bystander = new CopyOnWriteArrayList<>();
+		Disposable bystanderStream = this.client
+			.stream(CHAT, chatBody("bystander", 5000), Map.of("X-Request-Id", "bystander"))
+			.subscribe(bystander::add);
+		try {
+			await().atMost(Duration.ofSeconds(5)).until(() -> this.server.engine().trace("bystander").size() >= 3);
+			this.client.post(CHAT, chatBody("stall me", 20),
+					Map.of(FaultHeaders.ENGINE_STALL, "10:300", "X-Request-Id", "stalled"));
+			TraceEntry stalled = this.server.engine().trace("stalled").get(10);
+			assertThat(stalled.injectedStall()).isTrue();
+			assertThat(stalled.stepDurationNanos()).isGreaterThanOrEqualTo(300 * MS);
+			List<TraceEntry> bystanderTrace = this.server.engine().trace("bystander");
+			TraceEntry felt = bystanderTrace.stream()
+				.filter((entry) -> entry.stepId() == stalled.stepId())
+				.findFirst()
+				.orElseThrow();
+			assertThat(felt.injectedStall()).isTrue();
+			assertThat(felt.sincePreviousTokenNanos()).isGreaterThanOrEqualTo(300 * MS);
+			assertThat(bystanderTrace).filteredOn(TraceEntry::injectedStall).hasSize(1);
+			await().atMost(Duration.ofSeconds(5)).until(() -> contentEvents(bystander).size() > felt.tokenIndex());
+			List<SseTestClient.Event> tokens = contentEvents(bystander);
+			assertThat(tokens.get(felt.tokenIndex()).nanos() - tokens.get(felt.tokenIndex() - 1).nanos())
+				.isGreaterThanOrEqualTo(290 * MS);
+		}
+		finally {
+			bystanderStream.dispose();
+		}
 	}
 
 	@Test

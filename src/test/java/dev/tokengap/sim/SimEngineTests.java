@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
@@ -88,17 +89,25 @@ class SimEngineTests {
 		}
 	}
 
-	/** A background stream that sees a 4000-token prompt arrive after its tenth token. */
+	/**
+	 * A background stream that sees a 4000-token prompt arrive after its tenth token; its
+	 * events up to ten tokens after the long prompt's completion.
+	 */
 	private static List<SseTestClient.Event> runBesideALongPrompt(SimulatorServer server, SseTestClient client) {
-		Mono<List<SseTestClient.Event>> background = client
-			.stream(CHAT, chatBody("keep streaming", 60), Map.of("X-Request-Id", "background"))
-			.collectList()
-			.cache();
-		background.subscribe();
-		await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().trace("background").size() >= 10);
-		assertThat(client.post(CHAT, chatBody("x".repeat(4 * 4000), 2, false, ""), Map.of("X-Request-Id", "long"))
-			.status()).isEqualTo(200);
-		return background.block(TIMEOUT);
+		List<SseTestClient.Event> background = new CopyOnWriteArrayList<>();
+		Disposable stream = client.stream(CHAT, chatBody("keep streaming", 5000), Map.of("X-Request-Id", "background"))
+			.subscribe(background::add);
+		try {
+			await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().trace("background").size() >= 10);
+			assertThat(client.post(CHAT, chatBody("x".repeat(4 * 4000), 2, false, ""), Map.of("X-Request-Id", "long"))
+				.status()).isEqualTo(200);
+			int produced = server.engine().trace("background").size();
+			await().atMost(Duration.ofSeconds(5)).until(() -> contentEvents(background).size() >= produced + 10);
+			return List.copyOf(background);
+		}
+		finally {
+			stream.dispose();
+		}
 	}
 
 	@Test
