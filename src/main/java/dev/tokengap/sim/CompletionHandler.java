@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -12,13 +14,16 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * {@code POST /v1/chat/completions} and {@code POST /v1/completions}: submits the request to the
- * engine and writes its outputs as vLLM does, one flushed SSE event per engine output.
+ * {@code POST /v1/chat/completions} and {@code POST /v1/completions}: submits the request
+ * to the engine and writes its outputs as vLLM does, one flushed SSE event per engine
+ * output.
  */
 final class CompletionHandler {
 
@@ -71,7 +76,11 @@ final class CompletionHandler {
 				faults.engineStall().toNanos());
 		OpenAiJson json = new OpenAiJson(call, id, System.currentTimeMillis() / 1000, this.engine.properties().model());
 		this.engine.submit(sequence);
-		Flux<TokenOutput> outputs = sequence.outputs().doOnCancel(() -> this.engine.abort(sequence));
+		// The engine thread only enqueues an output; formatting and writing run on the
+		// connection's event loop, as vLLM's engine core hands outputs to its API server.
+		Flux<TokenOutput> outputs = sequence.outputs()
+			.doOnCancel(() -> this.engine.abort(sequence))
+			.publishOn(eventLoopOf(response));
 		return call.stream() ? stream(response, outputs, json, faults) : whole(response, outputs, json);
 	}
 
@@ -84,8 +93,8 @@ final class CompletionHandler {
 		if (faults.resets()) {
 			outputs = outputs.takeUntil((output) -> output.index() >= faults.resetAfterToken());
 		}
-		Flux<ByteBuf> events = outputs
-			.concatMapIterable((output) -> new SseEvents(json, faults).of(output))
+		SseEvents sse = new SseEvents(json, faults);
+		Flux<ByteBuf> events = outputs.concatMapIterable(sse::of)
 			.onErrorResume((ex) -> Flux.just(inBandError(ex), DONE))
 			.map((event) -> ByteBufUtil.writeUtf8(response.alloc(), event));
 		// Headers go out at once, as vLLM's; the first event only follows the prefill.
@@ -100,6 +109,12 @@ final class CompletionHandler {
 				.header(HttpHeaderNames.CONTENT_TYPE, JSON)
 				.sendString(Mono.just(json.fullResponse(list)))
 				.then());
+	}
+
+	private static Scheduler eventLoopOf(HttpServerResponse response) {
+		AtomicReference<Executor> eventLoop = new AtomicReference<>();
+		response.withConnection((connection) -> eventLoop.set(connection.channel().eventLoop()));
+		return Schedulers.fromExecutor(eventLoop.get());
 	}
 
 	/** Closes with a TCP reset (SO_LINGER 0): no terminating chunk, no [DONE]. */
@@ -123,7 +138,10 @@ final class CompletionHandler {
 			.then();
 	}
 
-	/** The SSE events one engine output becomes: prelude before token 0, usage and [DONE] after the last. */
+	/**
+	 * The SSE events one engine output becomes: prelude before token 0, usage and [DONE]
+	 * after the last.
+	 */
 	private record SseEvents(OpenAiJson json, FaultHeaders faults) {
 
 		List<String> of(TokenOutput output) {

@@ -4,12 +4,14 @@ package dev.tokengap.sim;
  * The parts of an OpenAI chat or text completion request that the simulator acts on.
  *
  * @param chat whether it came to {@code /v1/chat/completions}
- * @param promptText the text the prompt length is estimated from (also seeds the token texts)
+ * @param promptText the text the prompt length is estimated from (also seeds the token
+ * texts)
  * @param promptTokens the prompt's length in tokens
  * @param maxTokens output tokens to generate
  * @param stream whether to answer with server-sent events
  * @param includeUsage {@code stream_options.include_usage}
- * @param continuousUsage {@code stream_options.continuous_usage_stats} (only with include_usage)
+ * @param continuousUsage {@code stream_options.continuous_usage_stats} (only with
+ * include_usage)
  */
 record CompletionRequest(boolean chat, String promptText, int promptTokens, int maxTokens, boolean stream,
 		boolean includeUsage, boolean continuousUsage) {

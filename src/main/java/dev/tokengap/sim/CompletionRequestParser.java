@@ -5,8 +5,8 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Reads a completion request body and checks it in vLLM's order: the body's shape first (400),
- * then the model (404), then the length against max-model-len (400).
+ * Reads a completion request body and checks it in vLLM's order: the body's shape first
+ * (400), then the model (404), then the length against max-model-len (400).
  */
 final class CompletionRequestParser {
 
@@ -21,8 +21,10 @@ final class CompletionRequestParser {
 
 	CompletionRequest parse(String body, boolean chat) {
 		JsonNode root = readObject(body);
-		String promptText = chat ? PromptText.ofMessages(root.get("messages")) : PromptText.ofPrompt(root.get("prompt"));
-		int promptTokens = chat ? estimate(promptText) : PromptText.promptTokens(root.get("prompt"), estimate(promptText));
+		String promptText = chat ? PromptText.ofMessages(root.get("messages"))
+				: PromptText.ofPrompt(root.get("prompt"));
+		int promptTokens = chat ? estimate(promptText)
+				: PromptText.promptTokens(root.get("prompt"), estimate(promptText));
 		boolean stream = optionalBoolean(root, "stream", false);
 		JsonNode options = root.get("stream_options");
 		boolean hasOptions = options != null && !options.isNull();
@@ -83,15 +85,14 @@ final class CompletionRequestParser {
 	private void checkLength(int promptTokens, int maxTokens) {
 		int limit = this.properties.maxModelLen();
 		if (promptTokens >= limit) {
-			throw InvalidRequestException.badRequest("This model's maximum context length is " + limit
-					+ " tokens. However, your request has " + promptTokens
-					+ " input tokens. Please reduce the length of the input messages.");
+			throw InvalidRequestException
+				.badRequest("This model's maximum context length is " + limit + " tokens. However, your request has "
+						+ promptTokens + " input tokens. Please reduce the length of the input messages.");
 		}
 		if (promptTokens + maxTokens > limit) {
 			throw InvalidRequestException.badRequest("'max_tokens' or 'max_completion_tokens' is too large: "
-					+ maxTokens + ". This model's maximum context length is " + limit
-					+ " tokens and your request has " + promptTokens + " input tokens (" + maxTokens + " > " + limit
-					+ " - " + promptTokens + ").");
+					+ maxTokens + ". This model's maximum context length is " + limit + " tokens and your request has "
+					+ promptTokens + " input tokens (" + maxTokens + " > " + limit + " - " + promptTokens + ").");
 		}
 	}
 
@@ -106,7 +107,7 @@ final class CompletionRequestParser {
 		return node.booleanValue();
 	}
 
-	/** @return the value, or 0 when absent */
+	/** The field's value, or 0 when absent. */
 	private static int optionalPositiveInt(JsonNode object, String field) {
 		JsonNode node = object.get(field);
 		if (node == null || node.isNull()) {

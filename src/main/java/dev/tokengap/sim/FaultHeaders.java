@@ -7,11 +7,12 @@ import io.netty.handler.codec.http.HttpHeaders;
 /**
  * Per-request faults asked for by headers, for tests that need a known cause:
  * <ul>
- * <li>{@code X-Sim-Stall: K:ms}: the HTTP layer holds token K's event for ms while the engine runs
- * on (later tokens queue behind it);</li>
- * <li>{@code X-Sim-Engine-Stall: K:ms}: the engine step producing token K lasts ms longer, for every
- * stream in it;</li>
- * <li>{@code X-Sim-Reset-After: K}: after token K's event the TCP connection is reset.</li>
+ * <li>{@code X-Sim-Stall: K:ms}: the HTTP layer holds token K's event for ms while the
+ * engine runs on (later tokens queue behind it);</li>
+ * <li>{@code X-Sim-Engine-Stall: K:ms}: the engine step producing token K lasts ms
+ * longer, for every stream in it;</li>
+ * <li>{@code X-Sim-Reset-After: K}: after token K's event the TCP connection is
+ * reset.</li>
  * </ul>
  * Token indexes are 0-based; -1 means "not asked for".
  */

@@ -1,7 +1,8 @@
 package dev.tokengap.sim;
 
 /**
- * A request vLLM would refuse before streaming, with the status and error type vLLM answers with.
+ * A request vLLM would refuse before streaming, with the status and error type vLLM
+ * answers with.
  */
 final class InvalidRequestException extends RuntimeException {
 
@@ -23,8 +24,7 @@ final class InvalidRequestException extends RuntimeException {
 	}
 
 	static InvalidRequestException unknownModel(String model) {
-		return new InvalidRequestException(404, "NotFoundError", "model",
-				"The model `" + model + "` does not exist.");
+		return new InvalidRequestException(404, "NotFoundError", "model", "The model `" + model + "` does not exist.");
 	}
 
 	int status() {

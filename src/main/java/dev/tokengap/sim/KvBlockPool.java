@@ -1,8 +1,8 @@
 package dev.tokengap.sim;
 
 /**
- * The KV cache as a count of free blocks: the simulator needs how many blocks a sequence holds,
- * never which ones. Owned by the engine thread.
+ * The KV cache as a count of free blocks: the simulator needs how many blocks a sequence
+ * holds, never which ones. Owned by the engine thread.
  */
 final class KvBlockPool {
 

@@ -3,10 +3,11 @@ package dev.tokengap.sim;
 import java.time.Duration;
 
 /**
- * Faults of the {@code /metrics} endpoint set through {@code POST /sim/faults}: a delay before the
- * answer and a status to answer with instead of 200.
+ * Faults of the {@code /metrics} endpoint set through {@code POST /sim/faults}: a delay
+ * before the answer and a status to answer with instead of 200.
  *
- * @param metricsDelayMs delay in milliseconds, or {@code null} to use {@code metrics-delay}
+ * @param metricsDelayMs delay in milliseconds, or {@code null} to use
+ * {@code metrics-delay}
  * @param metricsStatus status to answer with, or {@code null} for a normal answer
  */
 record MetricsFaults(Long metricsDelayMs, Integer metricsStatus) {

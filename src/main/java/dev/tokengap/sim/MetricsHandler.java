@@ -10,7 +10,8 @@ import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
 /**
- * {@code GET /metrics}: vLLM's exposition of the engine's state, optionally late or failing.
+ * {@code GET /metrics}: vLLM's exposition of the engine's state, optionally late or
+ * failing.
  */
 final class MetricsHandler {
 
@@ -29,7 +30,8 @@ final class MetricsHandler {
 	Mono<Void> metrics(HttpServerRequest request, HttpServerResponse response) {
 		MetricsFaults current = this.faults.get();
 		Duration delay = current.delay(this.engine.properties().metricsDelay());
-		// Mono.delay waits on a timer, never on the event loop; the body is read after the wait.
+		// Mono.delay waits on a timer, never on the event loop; the body is read after
+		// the wait.
 		Mono<Void> answer = Mono.defer(() -> answer(response, current));
 		return delay.isZero() ? answer : Mono.delay(delay).then(answer);
 	}

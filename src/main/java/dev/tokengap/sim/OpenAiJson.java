@@ -5,14 +5,18 @@ import java.util.List;
 import tools.jackson.core.io.JsonStringEncoder;
 
 /**
- * vLLM's response bodies for one request, written by hand as one-line JSON with vLLM's field
- * order: chat serialises chunks without unset fields, completions with all fields ({@code "usage":null}).
+ * vLLM's response bodies for one request, written by hand as one-line JSON with vLLM's
+ * field order: chat serialises chunks without unset fields, completions with all fields
+ * ({@code "usage":null}).
  */
 final class OpenAiJson {
 
 	private final CompletionRequest request;
 
-	/** {@code {"id":…,"object":…,"created":…,"model":…,} } shared by every chunk of the request. */
+	/**
+	 * {@code {"id":…,"object":…,"created":…,"model":…,} } shared by every chunk of the
+	 * request.
+	 */
 	private final String head;
 
 	private final String fullHead;
@@ -76,8 +80,8 @@ final class OpenAiJson {
 				: "{\"index\":0,\"text\":" + quote(text) + ",\"logprobs\":null,\"finish_reason\":"
 						+ quote(last.finishReason()) + ",\"stop_reason\":null,\"prompt_logprobs\":null}";
 		return this.fullHead + "\"choices\":[" + choice + "],\"service_tier\":null,\"system_fingerprint\":null,"
-				+ usage(last.completionTokens(), true)
-				+ (this.request.chat() ? ",\"prompt_logprobs\":null" : "") + ",\"kv_transfer_params\":null}";
+				+ usage(last.completionTokens(), true) + (this.request.chat() ? ",\"prompt_logprobs\":null" : "")
+				+ ",\"kv_transfer_params\":null}";
 	}
 
 	private String usage(int completionTokens, boolean withDetails) {

@@ -3,8 +3,8 @@ package dev.tokengap.sim;
 import tools.jackson.databind.JsonNode;
 
 /**
- * The text of a request's prompt: chat message contents joined, or a completion prompt given as a
- * string, a list of strings, or token ids.
+ * The text of a request's prompt: chat message contents joined, or a completion prompt
+ * given as a string, a list of strings, or token ids.
  */
 final class PromptText {
 

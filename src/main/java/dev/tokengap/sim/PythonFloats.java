@@ -5,8 +5,9 @@ import java.math.MathContext;
 import java.math.RoundingMode;
 
 /**
- * Writes doubles exactly as Python's {@code prometheus_client} does ({@code floatToGoString} over
- * {@code repr}), so a scraped {@code le="2560.0"} or {@code 1.7769301736864529e+09} matches vLLM.
+ * Writes doubles exactly as Python's {@code prometheus_client} does
+ * ({@code floatToGoString} over {@code repr}), so a scraped {@code le="2560.0"} or
+ * {@code 1.7769301736864529e+09} matches vLLM.
  */
 final class PythonFloats {
 
@@ -25,7 +26,8 @@ final class PythonFloats {
 		}
 		String repr = repr(value);
 		int dot = repr.indexOf('.');
-		// prometheus_client: "Go switches to exponents sooner than Python", quirks (e+010) included.
+		// prometheus_client: "Go switches to exponents sooner than Python", quirks
+		// (e+010) included.
 		if (value > 0 && dot > 6) {
 			String mantissa = repr.charAt(0) + "." + repr.substring(1, dot) + repr.substring(dot + 1);
 			return stripZerosAndDots(mantissa) + "e+0" + (dot - 1);
@@ -33,7 +35,10 @@ final class PythonFloats {
 		return repr;
 	}
 
-	/** Python's {@code repr(float)}: shortest round-trip digits, exponent below 1e-4 and from 1e16. */
+	/**
+	 * Python's {@code repr(float)}: shortest round-trip digits, exponent below 1e-4 and
+	 * from 1e16.
+	 */
 	static String repr(double value) {
 		if (Double.isNaN(value)) {
 			return "nan";

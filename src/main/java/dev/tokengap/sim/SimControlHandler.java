@@ -13,8 +13,8 @@ import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The simulator's own endpoints, not vLLM's: {@code /sim/trace} (ground truth per output token) and
- * {@code /sim/faults} (global faults of {@code /metrics}).
+ * The simulator's own endpoints, not vLLM's: {@code /sim/trace} (ground truth per output
+ * token) and {@code /sim/faults} (global faults of {@code /metrics}).
  */
 final class SimControlHandler {
 
@@ -51,9 +51,8 @@ final class SimControlHandler {
 			return getFaults(response);
 		}
 		catch (JacksonException ex) {
-			return CompletionHandler.sendError(response,
-					InvalidRequestException.badRequest("Faults must look like {\"metricsDelayMs\":N,\"metricsStatus\":500}: "
-							+ ex.getOriginalMessage()));
+			return CompletionHandler.sendError(response, InvalidRequestException.badRequest(
+					"Faults must look like {\"metricsDelayMs\":N,\"metricsStatus\":500}: " + ex.getOriginalMessage()));
 		}
 	}
 

@@ -6,12 +6,14 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
-import reactor.core.publisher.Sinks;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 /**
- * A vLLM engine in real time: one thread runs steps of continuous batching, each lasting as long as
- * the cost model says, and hands every output token to its request's HTTP stream. It keeps the
- * ground truth of every token in a trace and vLLM's own statistics for {@code /metrics}.
+ * A vLLM engine in real time: one thread runs steps of continuous batching, each lasting
+ * as long as the cost model says, and hands every output token to its request's HTTP
+ * stream. It keeps the ground truth of every token in a trace and vLLM's own statistics
+ * for {@code /metrics}.
  *
  * <pre>
  * HTTP threads --submit/abort--> inbox --> engine thread: schedule -> park to step end -> emit
@@ -20,6 +22,10 @@ import reactor.core.publisher.Sinks;
  * </pre>
  */
 public final class SimEngine {
+
+	private static final Log logger = LogFactory.getLog(SimEngine.class);
+
+	private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
 	private final SimulatorProperties properties;
 
@@ -30,6 +36,8 @@ public final class SimEngine {
 	private final TokenVocabulary vocabulary;
 
 	private final VllmMetrics metrics = new VllmMetrics();
+
+	private final StepCompletion completion;
 
 	private final Queue<Runnable> inbox = new ConcurrentLinkedQueue<>();
 
@@ -54,49 +62,52 @@ public final class SimEngine {
 		this.scheduler = new StepScheduler(properties);
 		this.trace = new TokenTrace(properties.traceCapacity());
 		this.vocabulary = new TokenVocabulary(properties.seed());
+		this.completion = new StepCompletion(this.scheduler, this.metrics, this.trace);
 		this.thread = new Thread(this::run, "tokengap-sim-engine");
 		this.thread.setDaemon(true);
 		this.thread.start();
 	}
 
-	/** @return sequences in the running set */
+	/** Sequences in the running set. */
 	public int running() {
 		return this.running;
 	}
 
-	/** @return sequences in the waiting queue, preempted ones included */
+	/** Sequences in the waiting queue, preempted ones included. */
 	public int waiting() {
 		return this.waiting;
 	}
 
-	/** @return preemptions since start */
+	/** Preemptions since start. */
 	public long preemptions() {
 		return this.preemptions;
 	}
 
-	/** @return fraction of KV blocks in use, 0..1 */
+	/** Fraction of KV blocks in use, 0..1. */
 	public double kvCacheUsage() {
 		return this.kvCacheUsage;
 	}
 
-	/** @return steps completed since start */
+	/** Steps completed since start. */
 	public long steps() {
 		return this.steps;
 	}
 
-	/** @return the kept trace, oldest entry first */
+	/** The kept trace, oldest entry first. */
 	public List<TraceEntry> trace() {
 		return this.trace.entries(null);
 	}
 
 	/**
-	 * @param requestId a request's {@code X-Request-Id} or response id
-	 * @return that request's kept trace entries, by token index
+	 * The kept trace of one request.
+	 * @param requestId the request's {@code X-Request-Id}, else its response id
+	 * @return its entries by token index
 	 */
 	public List<TraceEntry> trace(String requestId) {
 		return this.trace.entries(requestId);
 	}
 
+	/** The settings the engine runs with. */
 	public SimulatorProperties properties() {
 		return this.properties;
 	}
@@ -120,9 +131,12 @@ public final class SimEngine {
 		}
 	}
 
-	/** Aborts as vLLM does when the client goes away: out of the running set, blocks freed. */
+	/**
+	 * Aborts as vLLM does when the client goes away: out of the running set, blocks
+	 * freed.
+	 */
 	void abort(SimSequence sequence) {
-		command(() -> abortNow(sequence));
+		command(() -> this.completion.abort(sequence));
 	}
 
 	private void command(Runnable command) {
@@ -141,22 +155,44 @@ public final class SimEngine {
 		}
 	}
 
+	/**
+	 * Whether the engine thread is alive; like vLLM's {@code /health}, false once the
+	 * engine has died.
+	 */
+	public boolean healthy() {
+		return this.thread.isAlive() && !this.closed;
+	}
+
 	private void run() {
+		try {
+			loop();
+		}
+		catch (RuntimeException | Error ex) {
+			logger.error("Simulator engine failed; open streams end with an error", ex);
+		}
+		finally {
+			this.closed = true;
+			drainInbox();
+			this.scheduler.removeAll()
+				.forEach((sequence) -> sequence.sink().tryEmitError(new IllegalStateException("Engine stopped")));
+			publish();
+		}
+	}
+
+	private void loop() {
 		while (!this.closed) {
 			drainInbox();
 			StepPlan plan = this.scheduler.schedule(this.steps + 1);
 			publish();
 			if (plan.isEmpty()) {
-				LockSupport.park(this);
+				// Woken by the next command; the timeout only guards against a missed
+				// wake-up.
+				LockSupport.parkNanos(this, IDLE_PARK_NANOS);
 			}
 			else {
 				runStep(plan);
 			}
 		}
-		drainInbox();
-		this.scheduler.removeAll()
-			.forEach((sequence) -> sequence.sink().tryEmitError(new IllegalStateException("Simulator closed")));
-		publish();
 	}
 
 	private void runStep(StepPlan plan) {
@@ -165,12 +201,15 @@ public final class SimEngine {
 		awaitDeadline(start + plan.costNanos(this.properties));
 		long end = System.nanoTime();
 		long endEpochMillis = startEpochMillis + TimeUnit.NANOSECONDS.toMillis(end - start);
-		new StepCompletion(plan, start, end, endEpochMillis).run();
+		this.completion.complete(plan, new StepCompletion.Timing(start, end, endEpochMillis));
 		this.steps = plan.stepId;
 		publish();
 	}
 
-	/** Parks to the step's end, applying aborts and submissions as they come so a cancel is felt at once. */
+	/**
+	 * Parks to the step's end, applying aborts and submissions as they come so a cancel
+	 * is felt at once.
+	 */
 	private void awaitDeadline(long deadline) {
 		long remaining;
 		while ((remaining = deadline - System.nanoTime()) > 0 && !this.closed) {
@@ -189,97 +228,11 @@ public final class SimEngine {
 		}
 	}
 
-	private void abortNow(SimSequence sequence) {
-		if (sequence.active()) {
-			this.scheduler.remove(sequence, SimSequence.State.ABORTED);
-			this.metrics.aborted();
-		}
-	}
-
 	private void publish() {
 		this.running = this.scheduler.runningCount();
 		this.waiting = this.scheduler.waitingCount();
 		this.kvCacheUsage = this.scheduler.pool().usage();
 		this.preemptions = this.scheduler.preemptions();
-	}
-
-	/** The end of one step: every sequence whose pending tokens are all computed gets its next token. */
-	private final class StepCompletion {
-
-		private final StepPlan plan;
-
-		private final long start;
-
-		private final long end;
-
-		private final long endEpochMillis;
-
-		StepCompletion(StepPlan plan, long start, long end, long endEpochMillis) {
-			this.plan = plan;
-			this.start = start;
-			this.end = end;
-			this.endEpochMillis = endEpochMillis;
-		}
-
-		void run() {
-			SimEngine.this.metrics.stepCompleted(this.plan.totalTokens());
-			if (this.plan.injectedStall()) {
-				SimEngine.this.scheduler.forEachActive((sequence) -> sequence.stalledSinceLastToken = true);
-			}
-			for (StepPlan.Scheduled scheduled : this.plan.scheduled()) {
-				SimSequence sequence = scheduled.sequence();
-				// Aborted while the step ran: its work is thrown away.
-				if (sequence.state != SimSequence.State.RUNNING) {
-					continue;
-				}
-				boolean producesToken = scheduled.producesToken();
-				sequence.computed += scheduled.tokens();
-				if (producesToken) {
-					emit(scheduled);
-				}
-			}
-		}
-
-		private void emit(StepPlan.Scheduled scheduled) {
-			SimSequence sequence = scheduled.sequence();
-			int index = sequence.generated;
-			record(scheduled, index);
-			sequence.generated++;
-			boolean last = sequence.generated >= sequence.maxTokens;
-			TokenOutput output = new TokenOutput(index, sequence.nextText(), last ? "length" : null,
-					sequence.promptTokens, sequence.generated);
-			if (last) {
-				SimEngine.this.scheduler.remove(sequence, SimSequence.State.FINISHED);
-				SimEngine.this.metrics.finished(sequence);
-			}
-			Sinks.EmitResult result = sequence.sink().tryEmitNext(output);
-			if (last) {
-				sequence.sink().tryEmitComplete();
-			}
-			else if (result.isFailure()) {
-				abortNow(sequence);
-			}
-		}
-
-		private void record(StepPlan.Scheduled scheduled, int index) {
-			SimSequence sequence = scheduled.sequence();
-			long since = this.end - ((index == 0) ? sequence.arrivalNanos : sequence.lastTokenNanos);
-			int otherPrefill = this.plan.prefillTokens() - (scheduled.prefill() ? scheduled.tokens() : 0);
-			SimEngine.this.trace.add(new TraceEntry(sequence.traceId, index, this.plan.stepId, this.start, this.end,
-					this.endEpochMillis, this.end - this.start, this.plan.batchSize(), otherPrefill,
-					sequence.preemptedSinceLastToken, sequence.stalledSinceLastToken, since));
-			if (index == 0) {
-				sequence.firstTokenNanos = this.end;
-			}
-			else {
-				sequence.addInterTokenLatency(VllmMetrics.seconds(since));
-			}
-			sequence.lastTokenNanos = this.end;
-			sequence.preemptedSinceLastToken = false;
-			sequence.stalledSinceLastToken = false;
-			SimEngine.this.metrics.tokenProduced(sequence, index == 0);
-		}
-
 	}
 
 }

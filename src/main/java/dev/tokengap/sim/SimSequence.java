@@ -6,8 +6,8 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 
 /**
- * One request inside the engine. Created by the HTTP layer; after submission every mutable field
- * belongs to the engine thread.
+ * One request inside the engine. Created by the HTTP layer; after submission every
+ * mutable field belongs to the engine thread.
  */
 final class SimSequence {
 
@@ -32,7 +32,8 @@ final class SimSequence {
 
 	private final TokenVocabulary.Texts texts;
 
-	// Unicast with an unbounded buffer: the engine never waits for a slow client, tokens queue
+	// Unicast with an unbounded buffer: the engine never waits for a slow client, tokens
+	// queue
 	// per request as they do in vLLM's output queue.
 	private final Sinks.Many<TokenOutput> sink = Sinks.many().unicast().onBackpressureBuffer();
 
@@ -81,7 +82,10 @@ final class SimSequence {
 		return this.texts.next();
 	}
 
-	/** Tokens whose KV must exist after this sequence's next output: prompt plus output so far. */
+	/**
+	 * Tokens whose KV must exist after this sequence's next output: prompt plus output so
+	 * far.
+	 */
 	int totalTokens() {
 		return this.promptTokens + this.generated;
 	}
@@ -90,7 +94,10 @@ final class SimSequence {
 		return totalTokens() - this.computed;
 	}
 
-	/** Decoding means only the last sampled token is left to compute; anything else is (re)prefill. */
+	/**
+	 * Decoding means only the last sampled token is left to compute; anything else is
+	 * (re)prefill.
+	 */
 	boolean decoding() {
 		return this.generated > 0 && pendingTokens() == 1;
 	}

@@ -16,14 +16,16 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
 import org.springframework.validation.annotation.Validated;
 
 /**
- * Settings of the built-in vLLM simulator ({@code tokengap.sim.*}): the engine's batching limits,
- * its KV cache and the cost model that turns a scheduled step into wall-clock time.
+ * Settings of the built-in vLLM simulator ({@code tokengap.sim.*}): the engine's batching
+ * limits, its KV cache and the cost model that turns a scheduled step into wall-clock
+ * time.
  *
  * @param port port of the standalone simulator
  * @param model the one model name served, as vLLM's {@code --served-model-name}
  * @param seed seed of the token texts
  * @param maxNumSeqs cap on running sequences, as vLLM's {@code --max-num-seqs}
- * @param maxNumBatchedTokens token budget of one step, as vLLM's {@code --max-num-batched-tokens}
+ * @param maxNumBatchedTokens token budget of one step, as vLLM's
+ * {@code --max-num-batched-tokens}
  * @param chunkedPrefill whether a prefill may be split across steps
  * @param blockSize tokens per KV block
  * @param numKvBlocks KV blocks in the pool
@@ -38,26 +40,21 @@ import org.springframework.validation.annotation.Validated;
  */
 @ConfigurationProperties("tokengap.sim")
 @Validated
-public record SimulatorProperties(
-		@DefaultValue("8000") @PositiveOrZero @Max(65535) int port,
-		@DefaultValue("sim-llama-3-8b") @NotBlank String model,
-		@DefaultValue("42") long seed,
-		@DefaultValue("64") @Positive int maxNumSeqs,
-		@DefaultValue("2048") @Positive int maxNumBatchedTokens,
-		@DefaultValue("true") boolean chunkedPrefill,
-		@DefaultValue("16") @Positive int blockSize,
+public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(65535) int port,
+		@DefaultValue("sim-llama-3-8b") @NotBlank String model, @DefaultValue("42") long seed,
+		@DefaultValue("64") @Positive int maxNumSeqs, @DefaultValue("2048") @Positive int maxNumBatchedTokens,
+		@DefaultValue("true") boolean chunkedPrefill, @DefaultValue("16") @Positive int blockSize,
 		@DefaultValue("4096") @Positive int numKvBlocks,
 		@DefaultValue("20ms") @DurationMin(nanos = 0, inclusive = false) Duration stepFixedCost,
 		@DefaultValue("250us") @DurationMin(nanos = 0) Duration stepCostPerSeq,
 		@DefaultValue("20us") @DurationMin(nanos = 0) Duration stepCostPerPrefillToken,
-		@DefaultValue("128") @Positive int defaultMaxTokens,
-		@DefaultValue("8192") @Positive int maxModelLen,
+		@DefaultValue("128") @Positive int defaultMaxTokens, @DefaultValue("8192") @Positive int maxModelLen,
 		@DefaultValue("0ms") @DurationMin(nanos = 0) Duration metricsDelay,
-		@DefaultValue("4") @Positive int charsPerToken,
-		@DefaultValue("100000") @Positive int traceCapacity) {
+		@DefaultValue("4") @Positive int charsPerToken, @DefaultValue("100000") @Positive int traceCapacity) {
 
 	/**
-	 * The defaults, bound from the {@code @DefaultValue} literals so they live in one place.
+	 * The defaults, bound from the {@code @DefaultValue} literals so they live in one
+	 * place.
 	 * @return properties as an empty environment gives them
 	 */
 	public static SimulatorProperties defaults() {
@@ -66,8 +63,9 @@ public record SimulatorProperties(
 	}
 
 	/**
-	 * Fails fast on values the engine cannot run with, for properties built in code and so never
-	 * validated by Spring. Like vLLM, refuses a KV cache too small for one max-length sequence.
+	 * Fails fast on values the engine cannot run with, for properties built in code and
+	 * so never validated by Spring. Like vLLM, refuses a KV cache too small for one
+	 * max-length sequence.
 	 */
 	void requireUsable() {
 		requirePositive("max-num-seqs", this.maxNumSeqs);
@@ -103,7 +101,8 @@ public record SimulatorProperties(
 	}
 
 	/**
-	 * A builder that starts from these values, for tests and demos that change a few of them.
+	 * A builder that starts from these values, for tests and demos that change a few of
+	 * them.
 	 * @return a builder holding a copy of these properties
 	 */
 	public Builder toBuilder() {
@@ -247,10 +246,10 @@ public record SimulatorProperties(
 		}
 
 		public SimulatorProperties build() {
-			return new SimulatorProperties(this.port, this.model, this.seed, this.maxNumSeqs,
-					this.maxNumBatchedTokens, this.chunkedPrefill, this.blockSize, this.numKvBlocks,
-					this.stepFixedCost, this.stepCostPerSeq, this.stepCostPerPrefillToken, this.defaultMaxTokens,
-					this.maxModelLen, this.metricsDelay, this.charsPerToken, this.traceCapacity);
+			return new SimulatorProperties(this.port, this.model, this.seed, this.maxNumSeqs, this.maxNumBatchedTokens,
+					this.chunkedPrefill, this.blockSize, this.numKvBlocks, this.stepFixedCost, this.stepCostPerSeq,
+					this.stepCostPerPrefillToken, this.defaultMaxTokens, this.maxModelLen, this.metricsDelay,
+					this.charsPerToken, this.traceCapacity);
 		}
 
 	}

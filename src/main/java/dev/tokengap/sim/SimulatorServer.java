@@ -14,9 +14,9 @@ import reactor.netty.resources.LoopResources;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * A running vLLM simulator: a {@link SimEngine} behind vLLM's OpenAI-compatible HTTP API on a plain
- * Reactor Netty server, so it runs in-process on any port. Its event loops are its own, so a proxy
- * in the same JVM never shares a thread with the engine's HTTP side.
+ * A running vLLM simulator: a {@link SimEngine} behind vLLM's OpenAI-compatible HTTP API
+ * on a plain Reactor Netty server, so it runs in-process on any port. Its event loops are
+ * its own, so a proxy in the same JVM never shares a thread with the engine's HTTP side.
  */
 public final class SimulatorServer implements AutoCloseable {
 
@@ -34,7 +34,8 @@ public final class SimulatorServer implements AutoCloseable {
 
 	/**
 	 * Starts the engine thread and binds the HTTP server.
-	 * @param properties the simulator's settings ({@code port} is not used: the argument is)
+	 * @param properties the simulator's settings ({@code port} is not used: the argument
+	 * is)
 	 * @param host address to bind, e.g. {@code 127.0.0.1}
 	 * @param port port to bind, 0 for an ephemeral one
 	 * @return the running simulator
@@ -68,14 +69,20 @@ public final class SimulatorServer implements AutoCloseable {
 		routes.post("/v1/chat/completions", completions::chat)
 			.post("/v1/completions", completions::completions)
 			.get("/v1/models", (request, response) -> json(response, HttpResponseStatus.OK, models))
-			.get("/health", (request, response) -> response.status(HttpResponseStatus.OK).send())
+			.get("/health", (request, response) -> health(response, engine))
 			.get("/metrics", metrics::metrics)
 			.get("/sim/trace", control::trace)
 			.post("/sim/faults", control::setFaults)
 			.delete("/sim/faults", control::clearFaults)
 			.get("/sim/faults", (request, response) -> control.getFaults(response))
-			.route((request) -> true, (request, response) -> json(response, HttpResponseStatus.NOT_FOUND,
-					"{\"detail\":\"Not Found\"}"));
+			.route((request) -> true,
+					(request, response) -> json(response, HttpResponseStatus.NOT_FOUND, "{\"detail\":\"Not Found\"}"));
+	}
+
+	/** vLLM answers 200 with no body, or 503 once its engine is dead. */
+	private static Mono<Void> health(HttpServerResponse response, SimEngine engine) {
+		return response.status(engine.healthy() ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE)
+			.send();
 	}
 
 	private static Mono<Void> json(HttpServerResponse response, HttpResponseStatus status, String body) {
@@ -85,17 +92,18 @@ public final class SimulatorServer implements AutoCloseable {
 			.then();
 	}
 
-	/** @return the bound port */
+	/** The port the server is bound to. */
 	public int port() {
 		return this.server.port();
 	}
 
-	/** @return {@code http://host:port} of the bound server */
+	/** The server's base URL, {@code http://host:port}. */
 	public String baseUrl() {
-		return "http://" + this.server.host() + ":" + this.server.port();
+		String host = this.server.host();
+		return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + this.server.port();
 	}
 
-	/** @return the live engine, for its state and ground-truth trace */
+	/** The live engine, for its state and its ground-truth trace. */
 	public SimEngine engine() {
 		return this.engine;
 	}
@@ -105,7 +113,7 @@ public final class SimulatorServer implements AutoCloseable {
 	public void close() {
 		this.server.disposeNow(Duration.ofSeconds(5));
 		this.engine.close();
-		this.loops.disposeLater().block(Duration.ofSeconds(5));
+		this.loops.disposeLater(Duration.ZERO, Duration.ofSeconds(5)).block(Duration.ofSeconds(6));
 	}
 
 }

@@ -4,14 +4,17 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What one engine step computes: the scheduled sequences with their token counts, and what the
- * step therefore costs.
+ * What one engine step computes: the scheduled sequences with their token counts, and
+ * what the step therefore costs.
  */
 final class StepPlan {
 
 	record Scheduled(SimSequence sequence, int tokens, boolean prefill) {
 
-		/** The step completes every pending token of the sequence, so it ends with a new output token. */
+		/**
+		 * The step completes every pending token of the sequence, so it ends with a new
+		 * output token.
+		 */
 		boolean producesToken() {
 			return this.tokens == this.sequence.pendingTokens();
 		}

@@ -7,10 +7,10 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * Continuous batching as vLLM v1 schedules it: running sequences first, in admission order, then
- * the waiting queue in FIFO order, all sharing one token budget per step. A running sequence that
- * needs a KV block when none is free preempts the most recently admitted one by recompute.
- * Owned by the engine thread.
+ * Continuous batching as vLLM v1 schedules it: running sequences first, in admission
+ * order, then the waiting queue in FIFO order, all sharing one token budget per step. A
+ * running sequence that needs a KV block when none is free preempts the most recently
+ * admitted one by recompute. Owned by the engine thread.
  */
 final class StepScheduler {
 
@@ -66,7 +66,8 @@ final class StepScheduler {
 		while (budget > 0 && !this.waiting.isEmpty() && this.running.size() < this.properties.maxNumSeqs()) {
 			SimSequence sequence = this.waiting.peekFirst();
 			int tokens = chunk(sequence.pendingTokens(), budget);
-			// Without chunking a prompt over the budget still goes in whole, but alone among prefills.
+			// Without chunking a prompt over the budget still goes in whole, but alone
+			// among prefills.
 			if (tokens > budget && plan.prefillTokens() > 0) {
 				return;
 			}
@@ -87,7 +88,10 @@ final class StepScheduler {
 		return this.properties.chunkedPrefill() ? Math.min(pending, budget) : pending;
 	}
 
-	/** Grows the sequence's blocks to cover its tokens, preempting from the back of the running list. */
+	/**
+	 * Grows the sequence's blocks to cover its tokens, preempting from the back of the
+	 * running list.
+	 */
 	private boolean reserveBlocks(SimSequence sequence) {
 		int needed = this.pool.blocksFor(sequence.totalTokens()) - sequence.blocks;
 		while (!this.pool.tryTake(needed)) {
@@ -122,7 +126,9 @@ final class StepScheduler {
 		}
 	}
 
-	/** Takes the sequence out of the engine at once, wherever it is, and frees its blocks. */
+	/**
+	 * Takes the sequence out of the engine at once, wherever it is, and frees its blocks.
+	 */
 	void remove(SimSequence sequence, SimSequence.State outcome) {
 		if (sequence.state == SimSequence.State.RUNNING) {
 			this.running.remove(sequence);

@@ -1,8 +1,8 @@
 package dev.tokengap.sim;
 
 /**
- * One output of the engine for one request: the token produced in a step, with the request's
- * running counts so the HTTP layer can write usage without asking the engine.
+ * One output of the engine for one request: the token produced in a step, with the
+ * request's running counts so the HTTP layer can write usage without asking the engine.
  *
  * @param index 0-based position of the token in the output
  * @param text the token's text

@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The last N trace entries in a ring. The engine thread appends, any thread reads a copy; the lock
- * is held for one array store or one copy.
+ * The last N trace entries in a ring. The engine thread appends, any thread reads a copy;
+ * the lock is held for one array store or one copy.
  */
 final class TokenTrace {
 
@@ -22,7 +22,9 @@ final class TokenTrace {
 		this.appended++;
 	}
 
-	/** Entries oldest first, optionally only those of one request ({@code null} for all). */
+	/**
+	 * Entries oldest first, optionally only those of one request ({@code null} for all).
+	 */
 	synchronized List<TraceEntry> entries(String requestId) {
 		int size = (int) Math.min(this.appended, this.ring.length);
 		List<TraceEntry> copy = new ArrayList<>(requestId != null ? 64 : size);

@@ -3,8 +3,8 @@ package dev.tokengap.sim;
 import java.util.SplittableRandom;
 
 /**
- * Deterministic token texts: words from a fixed list, drawn by a generator seeded from the
- * configured seed and the prompt, so the same request always reads the same.
+ * Deterministic token texts: words from a fixed list, drawn by a generator seeded from
+ * the configured seed and the prompt, so the same request always reads the same.
  */
 final class TokenVocabulary {
 
@@ -13,8 +13,8 @@ final class TokenVocabulary {
 			"gap ", "time ", "first ", "next ", "last ", "fast ", "slow ", "steady ", "smooth ", "spike ", "signal ",
 			"metric ", "trace ", "proxy ", "socket ", "write ", "flush ", "byte ", "chunk ", "line ", "word ",
 			"answer ", "question ", "because ", "while ", "after ", "before ", "and ", "or ", "but ", "so ", "a ",
-			"an ", "of ", "to ", "in ", "on ", "with ", "for ", "is ", "was ", "will ", "can ", "may ", "GPU ",
-			"vLLM ", "hello " };
+			"an ", "of ", "to ", "in ", "on ", "with ", "for ", "is ", "was ", "will ", "can ", "may ", "GPU ", "vLLM ",
+			"hello " };
 
 	private final long seed;
 

@@ -1,8 +1,9 @@
 package dev.tokengap.sim;
 
 /**
- * A Prometheus histogram with fixed edges, as vLLM declares it. Written by the engine thread,
- * read by scrapes; a short lock keeps buckets, sum and count consistent with each other.
+ * A Prometheus histogram with fixed edges, as vLLM declares it. Written by the engine
+ * thread, read by scrapes; a short lock keeps buckets, sum and count consistent with each
+ * other.
  */
 final class VllmHistogram {
 

@@ -6,9 +6,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * The engine-side statistics vLLM v1 exports, measured where vLLM measures them: from arrival in
- * the engine to outputs, per step, with no HTTP in the interval. Aborted requests reach no latency
- * histogram, so their samples are held per request and recorded only when the request finishes.
+ * The engine-side statistics vLLM v1 exports, measured where vLLM measures them: from
+ * arrival in the engine to outputs, per step, with no HTTP in the interval. Aborted
+ * requests reach no latency histogram, so their samples are held per request and recorded
+ * only when the request finishes.
  */
 final class VllmMetrics {
 
@@ -18,8 +19,8 @@ final class VllmMetrics {
 	static final double[] ITL_EDGES = { 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0,
 			7.5, 10.0, 20.0, 40.0, 80.0 };
 
-	static final double[] REQUEST_EDGES = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0,
-			50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
+	static final double[] REQUEST_EDGES = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0,
+			60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
 
 	static final double[] ITERATION_TOKEN_EDGES = { 1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384 };
 

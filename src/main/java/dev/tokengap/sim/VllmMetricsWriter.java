@@ -1,10 +1,11 @@
 package dev.tokengap.sim;
 
 /**
- * Writes the simulator's {@code /metrics} in Prometheus text format 0.0.4 the way vLLM v1's
- * {@code prometheus_client} does: HELP and TYPE lines, labels in sorted order
- * ({@code engine}, {@code finished_reason}, {@code le}, {@code model_name}), {@code _created}
- * gauges, every value as a Python float. These are vLLM's names, not tokengap's, so no Micrometer.
+ * Writes the simulator's {@code /metrics} in Prometheus text format 0.0.4 the way vLLM
+ * v1's {@code prometheus_client} does: HELP and TYPE lines, labels in sorted order
+ * ({@code engine}, {@code finished_reason}, {@code le}, {@code model_name}),
+ * {@code _created} gauges, every value as a Python float. These are vLLM's names, not
+ * tokengap's, so no Micrometer.
  */
 final class VllmMetricsWriter {
 
@@ -67,8 +68,7 @@ final class VllmMetricsWriter {
 		}
 	}
 
-	private void histogram(StringBuilder out, VllmMetrics metrics, String name, String help,
-			VllmHistogram histogram) {
+	private void histogram(StringBuilder out, VllmMetrics metrics, String name, String help, VllmHistogram histogram) {
 		VllmHistogram.Snapshot snapshot = histogram.snapshot();
 		header(out, name, help, "histogram");
 		long[] counts = snapshot.cumulativeCounts();
@@ -91,7 +91,10 @@ final class VllmMetricsWriter {
 		out.append("# TYPE ").append(name).append(' ').append(type).append('\n');
 	}
 
-	/** {@code extraLabel} sorts between {@code engine} and {@code model_name}, as both of ours do. */
+	/**
+	 * {@code extraLabel} sorts between {@code engine} and {@code model_name}, as both of
+	 * ours do.
+	 */
 	private void sample(StringBuilder out, String name, String extraLabel, double value) {
 		out.append(name).append('{').append(this.engineLabel).append(',');
 		if (!extraLabel.isEmpty()) {

@@ -18,9 +18,9 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * A loopback HTTP client for the simulator's tests: splits a response into SSE events as they
- * arrive, stamping each with the time its last byte was read. One new connection per request, so a
- * cancel closes the connection as a browser would.
+ * A loopback HTTP client for the simulator's tests: splits a response into SSE events as
+ * they arrive, stamping each with the time its last byte was read. One new connection per
+ * request, so a cancel closes the connection as a browser would.
  */
 final class SseTestClient {
 
@@ -57,7 +57,10 @@ final class SseTestClient {
 
 	}
 
-	/** A whole exchange: status, headers, every event, the raw body, and the error that ended it, if any. */
+	/**
+	 * A whole exchange: status, headers, every event, the raw body, and the error that
+	 * ended it, if any.
+	 */
 	record Exchange(int status, HttpHeaders headers, long startNanos, long headersNanos, List<Event> events,
 			String body, Throwable error) {
 
@@ -65,7 +68,9 @@ final class SseTestClient {
 			return JSON.readTree(this.body);
 		}
 
-		/** Events that carry generated text: not the prelude, the usage chunk or [DONE]. */
+		/**
+		 * Events that carry generated text: not the prelude, the usage chunk or [DONE].
+		 */
 		List<Event> contentEvents() {
 			return this.events.stream().filter((event) -> !event.done() && !event.content().isEmpty()).toList();
 		}
@@ -102,7 +107,9 @@ final class SseTestClient {
 		return recorder.exchange(error);
 	}
 
-	/** The events of a streamed response as they arrive; cancelling closes the connection. */
+	/**
+	 * The events of a streamed response as they arrive; cancelling closes the connection.
+	 */
 	Flux<Event> stream(String path, String body, Map<String, String> headers) {
 		return request(HttpMethod.POST, path, body, headers).response((response, content) -> {
 			EventSplitter splitter = new EventSplitter();

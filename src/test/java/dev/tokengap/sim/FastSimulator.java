@@ -1,0 +1,34 @@
+package dev.tokengap.sim;
+
+import java.time.Duration;
+
+/**
+ * Simulator settings for tests: steps of a few milliseconds so a stream of dozens of
+ * tokens takes a fraction of a second.
+ */
+final class FastSimulator {
+
+	static final String CHAT = "/v1/chat/completions";
+
+	static final String COMPLETIONS = "/v1/completions";
+
+	private FastSimulator() {
+	}
+
+	static SimulatorProperties.Builder properties() {
+		return SimulatorProperties.defaults()
+			.toBuilder()
+			.stepFixedCost(Duration.ofMillis(3))
+			.stepCostPerSeq(Duration.ofNanos(100_000))
+			.stepCostPerPrefillToken(Duration.ofNanos(5_000));
+	}
+
+	static SimulatorServer start(SimulatorProperties properties) {
+		return SimulatorServer.start(properties, "127.0.0.1", 0);
+	}
+
+	static SimulatorServer start() {
+		return start(properties().build());
+	}
+
+}
