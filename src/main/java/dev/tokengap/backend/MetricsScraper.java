@@ -7,17 +7,11 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.netty.channel.ChannelOption;
-import io.netty.handler.codec.http.HttpHeaderNames;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.netty.ByteBufFlux;
-import reactor.netty.http.client.HttpClient;
-import reactor.netty.http.client.HttpClientResponse;
-import reactor.netty.resources.ConnectionProvider;
 
 import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.timing.NanoClock;
@@ -54,9 +48,7 @@ public final class MetricsScraper implements AutoCloseable {
 
 	private final ScrapeListener listener;
 
-	private final ConnectionProvider connections;
-
-	private final HttpClient client;
+	private final MetricsClient client;
 
 	private final AtomicBoolean inFlight = new AtomicBoolean();
 
@@ -67,7 +59,7 @@ public final class MetricsScraper implements AutoCloseable {
 	// Used only by the scrape in flight; handed over between scrapes through inFlight.
 	private final VllmMetricsReader reader = new VllmMetricsReader();
 
-	private ScrapeBody body;
+	private volatile ScrapeBody body;
 
 	private volatile Boolean lastUp;
 
@@ -94,16 +86,7 @@ public final class MetricsScraper implements AutoCloseable {
 		this.clock = clock;
 		this.listener = listener;
 		this.body = new ScrapeBody(this.maxBytes);
-		// Two connections: the periodic scrape and a concurrent readEdges. Idle ones close before
-		// uvicorn's 5 s keep-alive would, so a scrape never lands on a closing connection.
-		this.connections = ConnectionProvider.builder("tokengap-scrape")
-			.maxConnections(2)
-			.maxIdleTime(Duration.ofSeconds(4))
-			.build();
-		// No compression: the size cap must count the bytes actually held.
-		this.client = HttpClient.create(this.connections)
-			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.max(1, properties.scrapeTimeout().toMillis()))
-			.headers((headers) -> headers.set(HttpHeaderNames.ACCEPT, "text/plain"));
+		this.client = new MetricsClient(url, properties.scrapeTimeout(), properties.maxScrapeSize());
 	}
 
 	/** Scrapes now and then every interval, unless scraping is disabled. */
@@ -153,7 +136,7 @@ public final class MetricsScraper implements AutoCloseable {
 	 * @return the edges, or empty when the engine cannot be read in time or lacks a family
 	 */
 	public Mono<BucketEdges> readEdges(Duration wait) {
-		return Mono.defer(() -> fetch(new ScrapeBody(this.maxBytes)))
+		return Mono.defer(() -> this.client.fetch(new ScrapeBody(this.maxBytes)))
 			.timeout(wait)
 			.mapNotNull((text) -> new VllmMetricsReader().readEdges(text))
 			.doOnError((ex) -> logger.debug("Could not read bucket edges from " + this.url + ": " + ex))
@@ -163,37 +146,12 @@ public final class MetricsScraper implements AutoCloseable {
 	private Mono<EngineSample> scrape() {
 		return Mono.defer(() -> {
 			long start = this.clock.nanoTime();
-			return fetch(this.body).timeout(this.properties.scrapeTimeout())
+			return this.client.fetch(this.body)
+				.timeout(this.properties.scrapeTimeout())
 				.map(this::toSample)
 				.doOnNext((sample) -> succeeded(sample, start))
 				.onErrorResume((ex) -> failed(ex, start));
 		});
-	}
-
-	private Mono<String> fetch(ScrapeBody into) {
-		return this.client.get()
-			.uri(this.url)
-			.response((response, content) -> receive(response, content, into))
-			.single();
-	}
-
-	private Mono<String> receive(HttpClientResponse response, ByteBufFlux content, ScrapeBody into) {
-		int status = response.status().code();
-		if (status != 200) {
-			return Mono.error(new ScrapeFailedException("HTTP " + status));
-		}
-		String declared = response.responseHeaders().get(HttpHeaderNames.CONTENT_LENGTH);
-		if (declared != null && declared.length() < 19 && Long.parseLong(declared.trim()) > this.maxBytes) {
-			return Mono.error(tooBig());
-		}
-		into.reset();
-		// Cancelling the body (by the error) makes Reactor Netty close the connection instead of
-		// reading the rest of it.
-		return content.handle((buffer, sink) -> {
-			if (!into.append(buffer)) {
-				sink.error(tooBig());
-			}
-		}).then(Mono.fromSupplier(into::text));
 	}
 
 	private EngineSample toSample(String text) {
@@ -224,6 +182,19 @@ public final class MetricsScraper implements AutoCloseable {
 			this.body = new ScrapeBody(this.maxBytes);
 		}
 		String reason = reason(ex);
+		logFailure(reason);
+		this.lastUp = false;
+		try {
+			this.listener.failed(reason, this.clock.nanoTime() - start);
+		}
+		catch (RuntimeException listenerFailure) {
+			listenerFailed(listenerFailure);
+		}
+		return Mono.empty();
+	}
+
+	// A warning when the engine goes down, not one per tick while it stays down.
+	private void logFailure(String reason) {
 		if (this.closed) {
 			logger.debug("Scrape of " + this.url + " ended by close: " + reason);
 		}
@@ -234,14 +205,6 @@ public final class MetricsScraper implements AutoCloseable {
 		else if (logger.isDebugEnabled()) {
 			logger.debug("Scrape of " + this.url + " failed: " + reason);
 		}
-		this.lastUp = false;
-		try {
-			this.listener.failed(reason, this.clock.nanoTime() - start);
-		}
-		catch (RuntimeException listenerFailure) {
-			listenerFailed(listenerFailure);
-		}
-		return Mono.empty();
 	}
 
 	private void listenerFailed(RuntimeException ex) {
@@ -261,10 +224,6 @@ public final class MetricsScraper implements AutoCloseable {
 		return (ex instanceof ConnectException) ? "connection failed: " + detail : detail;
 	}
 
-	private ScrapeFailedException tooBig() {
-		return new ScrapeFailedException("body exceeds max-scrape-size " + this.properties.maxScrapeSize());
-	}
-
 	/** Stops scraping, cancels a scrape in flight and closes the connections. */
 	@Override
 	public void close() {
@@ -277,16 +236,7 @@ public final class MetricsScraper implements AutoCloseable {
 		if (current != null) {
 			current.dispose();
 		}
-		this.connections.dispose();
-	}
-
-	/** A scrape that failed for a reason of ours (status, size, content): no stack trace needed. */
-	private static final class ScrapeFailedException extends RuntimeException {
-
-		ScrapeFailedException(String message) {
-			super(message, null, false, false);
-		}
-
+		this.client.close();
 	}
 
 }
