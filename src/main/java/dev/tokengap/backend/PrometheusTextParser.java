@@ -172,6 +172,11 @@ public final class PrometheusTextParser {
 	}
 
 	private static int lineEnd(CharSequence text, int start, int length) {
+		if (text instanceof String string) {
+			// String.indexOf is vectorised: comment lines (a third of vLLM's) cost next to nothing.
+			int newline = string.indexOf('\n', start);
+			return (newline < 0) ? length : newline;
+		}
 		int p = start;
 		while (p < length && text.charAt(p) != '\n') {
 			p++;

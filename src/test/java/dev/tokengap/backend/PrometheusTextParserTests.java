@@ -192,7 +192,7 @@ class PrometheusTextParserTests {
 	void survivesRandomText(long seed) {
 		Random random = new Random(seed);
 		String alphabet = "vllm:_abcXYZ019{}=\",\\n# \t\r\n.+-eEInfNaEOF";
-		for (int round = 0; round < 2000; round++) {
+		for (int round = 0; round < 1000; round++) {
 			StringBuilder text = new StringBuilder();
 			for (int i = random.nextInt(2048); i > 0; i--) {
 				text.append((round % 4 == 0) ? (char) random.nextInt(0x3000) : alphabet.charAt(random.nextInt(alphabet.length())));
@@ -208,7 +208,7 @@ class PrometheusTextParserTests {
 	void survivesDamagedFixtures() {
 		String original = MetricsFixtures.exposition(MetricsFixtures.V1_FULL);
 		Random random = new Random(42);
-		for (int round = 0; round < 300; round++) {
+		for (int round = 0; round < 150; round++) {
 			StringBuilder text = new StringBuilder(original);
 			for (int damage = 1 + random.nextInt(20); damage > 0; damage--) {
 				int at = random.nextInt(text.length());
@@ -218,8 +218,9 @@ class PrometheusTextParserTests {
 					default -> text.setCharAt(at, (char) random.nextInt(128));
 				}
 			}
-			List<Sample> samples = this.parser.parse(text);
-			assertThat(samples.size()).isLessThanOrEqualTo(400);
+			int[] samples = new int[1];
+			int malformed = this.parser.parse(text, (name, labels, value, timestamp) -> samples[0]++);
+			assertThat(samples[0] + malformed).isLessThanOrEqualTo(400);
 		}
 	}
 

@@ -1,0 +1,242 @@
+package dev.tokengap.backend;
+
+import java.net.ConnectException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import dev.tokengap.metrics.BucketEdges;
+import dev.tokengap.timing.NanoClock;
+
+/**
+ * Scrapes the engine's {@code /metrics} every interval into an {@link EngineHistory} and tells a
+ * {@link ScrapeListener} how each scrape went.
+ *
+ * <pre>
+ * tick ──► in flight? ──yes──► skip
+ *              │no
+ *              ▼
+ *   GET /metrics ─► status 200? ─► copy body (cap) ─► parse ─► history.append ─► listener.scraped
+ *        └──── timeout, refused, non-200, too big, no vLLM metrics ─────────────► listener.failed
+ * </pre>
+ *
+ * At most one scrape is in flight, each bounded by {@code scrape-timeout} and
+ * {@code max-scrape-size}; a failure is reported, never thrown, and the next tick tries again.
+ * Everything runs on Reactor Netty's event loops and Reactor's timers: nothing blocks.
+ */
+public final class MetricsScraper implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(MetricsScraper.class);
+
+	private final URI url;
+
+	private final ScrapeProperties properties;
+
+	private final int maxBytes;
+
+	private final EngineHistory history;
+
+	private final NanoClock clock;
+
+	private final ScrapeListener listener;
+
+	private final MetricsClient client;
+
+	private final AtomicBoolean inFlight = new AtomicBoolean();
+
+	private final AtomicLong skippedTicks = new AtomicLong();
+
+	private final AtomicBoolean listenerFailureLogged = new AtomicBoolean();
+
+	// Used only by the scrape in flight; handed over between scrapes through inFlight.
+	private final VllmMetricsReader reader = new VllmMetricsReader();
+
+	private volatile ScrapeBody body;
+
+	private volatile Boolean lastUp;
+
+	private volatile boolean closed;
+
+	private volatile Disposable ticks;
+
+	private volatile Disposable scrape;
+
+	/**
+	 * Creates the scraper; call {@link #start()} to begin.
+	 * @param url the metrics URL (see {@link ScrapeProperties#resolveMetricsUrl(URI)})
+	 * @param properties interval, timeout and size cap
+	 * @param history receives every successful sample
+	 * @param clock stamps samples and times scrapes
+	 * @param listener told about every scrape
+	 */
+	public MetricsScraper(URI url, ScrapeProperties properties, EngineHistory history, NanoClock clock,
+			ScrapeListener listener) {
+		this.url = url;
+		this.properties = properties;
+		this.maxBytes = (int) properties.maxScrapeSize().toBytes();
+		this.history = history;
+		this.clock = clock;
+		this.listener = listener;
+		this.body = new ScrapeBody(this.maxBytes);
+		this.client = new MetricsClient(url, properties.scrapeTimeout(), properties.maxScrapeSize());
+	}
+
+	/** Scrapes now and then every interval, unless scraping is disabled. */
+	public synchronized void start() {
+		if (!this.properties.enabled() || this.closed || this.ticks != null) {
+			return;
+		}
+		logger.info("Scraping " + this.url + " every " + this.properties.scrapeInterval().toMillis() + "ms");
+		this.ticks = Flux.interval(Duration.ZERO, this.properties.scrapeInterval())
+			.subscribe((n) -> tick(), (ex) -> logger.error("Scrape schedule of " + this.url + " stopped", ex));
+	}
+
+	/**
+	 * Starts a scrape unless one is in flight.
+	 * @return whether a scrape started
+	 */
+	boolean tick() {
+		if (this.closed) {
+			return false;
+		}
+		if (!this.inFlight.compareAndSet(false, true)) {
+			this.skippedTicks.incrementAndGet();
+			return false;
+		}
+		Disposable started = scrape().doFinally((signal) -> this.inFlight.set(false)).subscribe();
+		this.scrape = started;
+		// close() may have run since the check above and missed this scrape.
+		if (this.closed) {
+			started.dispose();
+		}
+		return true;
+	}
+
+	/** Ticks skipped because the previous scrape was still in flight. */
+	long skippedTicks() {
+		return this.skippedTicks.get();
+	}
+
+	/** The capacity of the body buffer, which never exceeds {@code max-scrape-size}. */
+	int bodyCapacity() {
+		return this.body.capacity();
+	}
+
+	/**
+	 * Reads the engine's histogram bucket edges once, for the {@code auto} bucket profile.
+	 * @param wait the longest wait for the answer
+	 * @return the edges, or empty when the engine cannot be read in time or lacks a family
+	 */
+	public Mono<BucketEdges> readEdges(Duration wait) {
+		return Mono.defer(() -> this.client.fetch(new ScrapeBody(this.maxBytes)))
+			.timeout(wait)
+			.mapNotNull((text) -> new VllmMetricsReader().readEdges(text))
+			.doOnError((ex) -> logger.debug("Could not read bucket edges from " + this.url + ": " + ex))
+			.onErrorResume((ex) -> Mono.empty());
+	}
+
+	private Mono<EngineSample> scrape() {
+		return Mono.defer(() -> {
+			long start = this.clock.nanoTime();
+			return this.client.fetch(this.body)
+				.timeout(this.properties.scrapeTimeout())
+				.map(this::toSample)
+				.doOnNext((sample) -> succeeded(sample, start))
+				.onErrorResume((ex) -> failed(ex, start));
+		});
+	}
+
+	private EngineSample toSample(String text) {
+		EngineSample sample = this.reader.read(text, this.clock.nanoTime());
+		if (sample == null) {
+			throw new ScrapeFailedException("no vLLM engine metrics in the body");
+		}
+		return sample;
+	}
+
+	private void succeeded(EngineSample sample, long start) {
+		this.history.append(sample);
+		if (!Boolean.TRUE.equals(this.lastUp)) {
+			logger.info("Scrape of " + this.url + ((this.lastUp == null) ? " succeeded" : " recovered"));
+		}
+		this.lastUp = true;
+		try {
+			this.listener.scraped(sample, sample.nanos() - start);
+		}
+		catch (RuntimeException ex) {
+			listenerFailed(ex);
+		}
+	}
+
+	private Mono<EngineSample> failed(Throwable ex, long start) {
+		if (ex instanceof TimeoutException) {
+			// The cancelled request may still be copying into the old buffer: the next one gets its own.
+			this.body = new ScrapeBody(this.maxBytes);
+		}
+		String reason = reason(ex);
+		logFailure(reason);
+		this.lastUp = false;
+		try {
+			this.listener.failed(reason, this.clock.nanoTime() - start);
+		}
+		catch (RuntimeException listenerFailure) {
+			listenerFailed(listenerFailure);
+		}
+		return Mono.empty();
+	}
+
+	// A warning when the engine goes down, not one per tick while it stays down.
+	private void logFailure(String reason) {
+		if (this.closed) {
+			logger.debug("Scrape of " + this.url + " ended by close: " + reason);
+		}
+		else if (!Boolean.FALSE.equals(this.lastUp)) {
+			logger.warn("Scrape of " + this.url + " failed (" + reason + "); retrying every "
+					+ this.properties.scrapeInterval().toMillis() + "ms");
+		}
+		else if (logger.isDebugEnabled()) {
+			logger.debug("Scrape of " + this.url + " failed: " + reason);
+		}
+	}
+
+	private void listenerFailed(RuntimeException ex) {
+		if (this.listenerFailureLogged.compareAndSet(false, true)) {
+			logger.warn("Scrape listener failed (logged once; scraping goes on)", ex);
+		}
+	}
+
+	private String reason(Throwable ex) {
+		if (ex instanceof ScrapeFailedException) {
+			return ex.getMessage();
+		}
+		if (ex instanceof TimeoutException) {
+			return "timed out after " + this.properties.scrapeTimeout().toMillis() + "ms";
+		}
+		String detail = (ex.getMessage() != null) ? ex.getMessage() : ex.getClass().getSimpleName();
+		return (ex instanceof ConnectException) ? "connection failed: " + detail : detail;
+	}
+
+	/** Stops scraping, cancels a scrape in flight and closes the connections. */
+	@Override
+	public void close() {
+		this.closed = true;
+		Disposable schedule = this.ticks;
+		if (schedule != null) {
+			schedule.dispose();
+		}
+		Disposable current = this.scrape;
+		if (current != null) {
+			current.dispose();
+		}
+		this.client.close();
+	}
+
+}
