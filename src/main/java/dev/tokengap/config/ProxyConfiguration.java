@@ -7,12 +7,17 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import io.netty.channel.ChannelOption;
+
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.reactor.netty.NettyServerCustomizer;
+import org.springframework.util.unit.DataSize;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
+import dev.tokengap.backend.MetricsScraper;
 import dev.tokengap.backend.ServedModels;
 import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.MetricsProperties;
@@ -36,6 +41,8 @@ import dev.tokengap.timing.NanoClock;
 class ProxyConfiguration {
 
 	private static final Log logger = LogFactory.getLog(ProxyConfiguration.class);
+
+	private static final Duration AUTO_EDGES_WAIT = Duration.ofSeconds(10);
 
 	@Bean
 	NanoClock nanoClock() {
@@ -84,10 +91,30 @@ class ProxyConfiguration {
 
 	@Bean
 	TokengapMeters tokengapMeters(PrometheusRegistry registry, MetricsProperties metrics,
-			TokengapProperties properties, NanoClock clock) {
-		BucketEdges edges = metrics.edges(BucketEdges.VLLM_V1);
+			TokengapProperties properties, NanoClock clock, ObjectProvider<MetricsScraper> scraper) {
+		BucketEdges edges = metrics.edges("auto".equals(metrics.buckets()) ? autoEdges(scraper.getObject()) : null);
 		logger.info("Histogram bucket edges (" + metrics.buckets() + "): " + edges);
 		return new TokengapMeters(registry, edges, properties.stallThreshold().toNanos(), clock);
+	}
+
+	private static BucketEdges autoEdges(MetricsScraper scraper) {
+		// Start-up only, on the main thread: a bounded wait for the engine's own edges.
+		BucketEdges read = scraper.readEdges(AUTO_EDGES_WAIT).blockOptional(AUTO_EDGES_WAIT.plusSeconds(1))
+			.orElse(null);
+		if (read == null) {
+			logger.warn("tokengap.metrics.buckets=auto: could not read the engine's bucket edges within "
+					+ AUTO_EDGES_WAIT + "; using vllm-v1");
+			return BucketEdges.VLLM_V1;
+		}
+		logger.info("tokengap.metrics.buckets=auto: using the engine's own bucket edges");
+		return read;
+	}
+
+	@Bean
+	NettyServerCustomizer clientSendBuffer(ProxyProperties proxy) {
+		DataSize size = proxy.clientSendBuffer();
+		return (size == null) ? (server) -> server
+				: (server) -> server.childOption(ChannelOption.SO_SNDBUF, (int) size.toBytes());
 	}
 
 	@Bean

@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.StreamTimer;
 
 /**
@@ -30,6 +31,12 @@ public final class ExchangeRecorder {
 
 	private StreamMeters meters;
 
+	private String requestId = "";
+
+	private long promptTokens;
+
+	private long lastArrivalNanos = -1;
+
 	private boolean streaming;
 
 	private final AtomicBoolean finished = new AtomicBoolean();
@@ -53,6 +60,16 @@ public final class ExchangeRecorder {
 		this.model = modelLabel;
 		this.endpoint = endpoint;
 		this.meters = null;
+	}
+
+	/**
+	 * Identifies the exchange for spike records.
+	 * @param requestId the request id sent upstream
+	 * @param promptTokens the estimated prompt size
+	 */
+	public void identify(String requestId, long promptTokens) {
+		this.requestId = requestId;
+		this.promptTokens = promptTokens;
 	}
 
 	/** Marks this exchange as a stream: the response is {@code text/event-stream}. */
@@ -84,11 +101,13 @@ public final class ExchangeRecorder {
 	/**
 	 * Notes one content-bearing event that reached the client.
 	 * @param arrivalNanos when its last byte was read from upstream
+	 * @param writeStartNanos when its write to the client started
 	 * @param writeNanos when its write to the client completed
 	 */
-	public void contentWritten(long arrivalNanos, long writeNanos) {
+	public void contentWritten(long arrivalNanos, long writeStartNanos, long writeNanos) {
 		try {
 			StreamMeters m = meters();
+			notifyObserver(arrivalNanos, writeStartNanos, writeNanos);
 			long gap = this.timer.onContent(writeNanos);
 			if (gap < 0) {
 				m.ttft.observe(this.timer.timeToFirstTokenNanos() / 1e9);
@@ -104,6 +123,18 @@ public final class ExchangeRecorder {
 		catch (RuntimeException ex) {
 			failed(ex);
 		}
+	}
+
+	private void notifyObserver(long arrivalNanos, long writeStartNanos, long writeNanos) {
+		GapObserver observer = this.catalogue.gapObserver();
+		if (this.timer.contentEvents() == 0) {
+			observer.firstContent(arrivalNanos, writeNanos, this.promptTokens);
+		}
+		else {
+			observer.gap(this.timer, this.requestId, this.model, this.endpoint.label(), this.lastArrivalNanos,
+					arrivalNanos, writeStartNanos, writeNanos);
+		}
+		this.lastArrivalNanos = arrivalNanos;
 	}
 
 	/**

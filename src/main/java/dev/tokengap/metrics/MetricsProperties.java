@@ -32,7 +32,8 @@ public record MetricsProperties(@DefaultValue("vllm-v1") @NotBlank String bucket
 	 * @return the edges in use
 	 */
 	public BucketEdges edges(BucketEdges autoEdges) {
-		BucketEdges base = "auto".equals(this.buckets) ? autoEdges : BucketEdges.profile(this.buckets);
+		BucketEdges base = ("auto".equals(this.buckets) && autoEdges != null) ? autoEdges
+				: BucketEdges.profile("auto".equals(this.buckets) ? "vllm-v1" : this.buckets);
 		return base.override(this.ttftBuckets, this.itlBuckets, this.requestBuckets);
 	}
 

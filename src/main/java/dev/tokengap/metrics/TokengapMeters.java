@@ -8,6 +8,7 @@ import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
+import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.NanoClock;
 
 /**
@@ -51,6 +52,8 @@ public final class TokengapMeters {
 
 	public static final String REQUESTS = "tokengap_requests_total";
 
+	public static final String GAP_SPIKE = "tokengap_gap_spike_seconds";
+
 	static final String MODEL_NAME = "model_name";
 
 	static final String ENDPOINT = "endpoint";
@@ -81,6 +84,11 @@ public final class TokengapMeters {
 	private final Counter streams;
 
 	private final Counter requests;
+
+	private final Histogram spikes;
+
+
+	private volatile GapObserver gapObserver = GapObserver.NONE;
 
 	private final BucketEdges edges;
 
@@ -125,6 +133,14 @@ public final class TokengapMeters {
 				"outcome");
 		this.requests = counter(registry, REQUESTS, "Proxied requests, by HTTP status sent to the client",
 				MODEL_NAME, ENDPOINT, "status");
+		this.spikes = Histogram.builder()
+			.name(GAP_SPIKE)
+			.help("Gap spikes by attributed cause; _sum is the time lost per cause")
+			.labelNames(MODEL_NAME, "cause")
+			.classicUpperBounds(edges.itl())
+			.classicOnly()
+			.withoutExemplars()
+			.register(registry);
 		GaugeWithCallback.builder()
 			.name(INFLIGHT_STREAMS)
 			.help("Streamed requests in flight")
@@ -196,6 +212,28 @@ public final class TokengapMeters {
 	 */
 	public void countRequest(String model, Endpoint endpoint, int status) {
 		this.requests.labelValues(model, endpoint.label(), Integer.toString(status)).inc();
+	}
+
+	/**
+	 * Records one attributed gap spike.
+	 * @param model the bounded model label
+	 * @param cause the cause label
+	 * @param seconds the gap
+	 */
+	public void recordSpike(String model, String cause, double seconds) {
+		this.spikes.labelValues(model, cause).observe(seconds);
+	}
+
+	/**
+	 * Sets who is told about every gap (spike attribution).
+	 * @param observer the observer
+	 */
+	public void gapObserver(GapObserver observer) {
+		this.gapObserver = observer;
+	}
+
+	GapObserver gapObserver() {
+		return this.gapObserver;
 	}
 
 	public BucketEdges edges() {

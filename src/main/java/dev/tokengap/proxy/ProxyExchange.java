@@ -113,6 +113,8 @@ final class ProxyExchange {
 	private Mono<Void> forward(ByteBuf body) {
 		RequestFacts facts = RequestFacts.of(body);
 		this.recorder.route(this.handler.labels().resolve(facts.model()), this.endpoint);
+		// About four bytes of request per prompt token: only used to weigh other streams' prefills.
+		this.recorder.identify(this.requestId, body.readableBytes() / 4);
 		return this.handler.upstream()
 			.exchange(this.in, body, this.requestId, this::respond)
 			.doFinally((signal) -> body.release());

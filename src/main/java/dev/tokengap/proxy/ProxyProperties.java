@@ -10,10 +10,13 @@ import org.springframework.validation.annotation.Validated;
  *
  * @param maxRequestBody largest request body read (413 above it); bodies are read whole so that
  * {@code model} and {@code stream} can be known before forwarding
+ * @param clientSendBuffer the kernel send buffer of client connections; unset = the OS's
+ * autotuning. A client that stops reading is only seen (as client backpressure) once this buffer
+ * and the client's receive buffer are full, so a small value makes slow clients visible sooner
  */
 @Validated
 @ConfigurationProperties("tokengap.proxy")
-public record ProxyProperties(@DefaultValue("16MB") DataSize maxRequestBody) {
+public record ProxyProperties(@DefaultValue("16MB") DataSize maxRequestBody, DataSize clientSendBuffer) {
 
 	public ProxyProperties {
 		if (maxRequestBody.toBytes() <= 0 || maxRequestBody.toBytes() > Integer.MAX_VALUE) {

@@ -34,7 +34,7 @@ import dev.tokengap.timing.NanoClock;
  * through unchanged and unmerged, each flushed at once. Terminal signals from upstream and the
  * client hop onto the client loop, where the outcome is decided exactly once.
  */
-final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListener, ByteProcessor {
+final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListener, ByteProcessor, Runnable {
 
 	private final Channel client;
 
@@ -51,6 +51,10 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	private Subscription upstream;
 
 	private long arrivalNanos;
+
+	private long writeStartNanos;
+
+	private ByteBuf inFlight;
 
 	private int pendingContent;
 
@@ -114,7 +118,21 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		}
 		this.writing = true;
 		// The upstream receiver releases buf when onNext returns; the write owns this retain.
-		this.client.writeAndFlush(buf.retain()).addListener(this);
+		this.inFlight = buf.retain();
+		onClientLoop(this);
+	}
+
+	/**
+	 * Writes the buffer in flight, on the client loop. Run as this object itself (one buffer is in
+	 * flight at a time), so a write allocates no task; the time it starts separates a busy event
+	 * loop (before) from a full client socket (after).
+	 */
+	@Override
+	public void run() {
+		ByteBuf buf = this.inFlight;
+		this.inFlight = null;
+		this.writeStartNanos = this.clock.nanoTime();
+		this.client.writeAndFlush(buf).addListener(this);
 	}
 
 	@Override
@@ -156,7 +174,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		this.lastWriteNanos = writeNanos;
 		this.recorder.bodyWritten(writeNanos);
 		for (int i = 0; i < this.pendingContent; i++) {
-			this.recorder.contentWritten(this.arrivalNanos, writeNanos);
+			this.recorder.contentWritten(this.arrivalNanos, this.writeStartNanos, writeNanos);
 		}
 		if (this.pendingTokens >= 0) {
 			this.recorder.completionTokens(this.pendingTokens);

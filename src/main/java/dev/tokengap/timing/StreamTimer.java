@@ -101,6 +101,11 @@ public final class StreamTimer {
 		return !this.ended && last >= 0 && nowNanos - last > this.stallNanos;
 	}
 
+	/** @return when the last content event was written, or -1 before the first */
+	public long lastContentNanos() {
+		return this.lastContentNanos;
+	}
+
 	public long startNanos() {
 		return this.startNanos;
 	}

@@ -1,0 +1,37 @@
+package dev.tokengap.attribution;
+
+import java.time.Duration;
+
+import jakarta.validation.constraints.DecimalMin;
+import jakarta.validation.constraints.Min;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Spike detection and attribution ({@code tokengap.attribution.*}).
+ *
+ * @param spikeFloor a gap shorter than this is never a spike
+ * @param spikeFactor a gap is a spike at this many times the stream's median gap so far (once it
+ * has at least 5 gaps)
+ * @param history spike records kept for {@code /actuator/spikes}
+ * @param prefillTokens prompt tokens of other requests' prefills inside a gap that count as
+ * prefill interference
+ * @param batchGrowth running-count ratio across a gap that counts as batch growth
+ * @param kvPressure KV-cache usage above which a non-empty waiting queue counts as queue pressure
+ */
+@Validated
+@ConfigurationProperties("tokengap.attribution")
+public record AttributionProperties(@DefaultValue("100ms") Duration spikeFloor,
+		@DefaultValue("4") @DecimalMin("1.0") double spikeFactor, @DefaultValue("200") @Min(1) int history,
+		@DefaultValue("1024") @Min(1) int prefillTokens, @DefaultValue("1.5") @DecimalMin("1.0") double batchGrowth,
+		@DefaultValue("0.9") double kvPressure) {
+
+	public AttributionProperties {
+		if (spikeFloor.isNegative() || spikeFloor.isZero()) {
+			throw new IllegalArgumentException("tokengap.attribution.spike-floor must be positive, got " + spikeFloor);
+		}
+	}
+
+}

@@ -1,0 +1,66 @@
+package dev.tokengap.attribution;
+
+import dev.tokengap.backend.EngineSample;
+
+/**
+ * Everything known around one spike: what the engine's gauges did across the gap and which
+ * other streams finished a prefill inside it. Kept whole in the spike record, whatever the cause.
+ *
+ * @param engineCovered whether engine samples bracket the gap (else the cause is unknown)
+ * @param engineSamples samples between the bracketing ones, inclusive
+ * @param preemptions rise of the engine's preemption counter across the gap
+ * @param promptTokens rise of the engine's prompt-token counter across the gap
+ * @param runningBefore running requests at the last sample before the gap
+ * @param runningMax most running requests seen across the gap
+ * @param waitingMax most waiting requests seen across the gap
+ * @param kvUsageMax highest KV-cache usage seen across the gap
+ * @param otherFirstTokens other streams whose first token arrived inside the gap
+ * @param otherPromptTokens their estimated prompt tokens
+ */
+public record Evidence(boolean engineCovered, int engineSamples, Double preemptions, Double promptTokens,
+		Double runningBefore, Double runningMax, Double waitingMax, Double kvUsageMax, long otherFirstTokens,
+		long otherPromptTokens) {
+
+	/**
+	 * Gathers the evidence of one spike.
+	 * @param spike the spike
+	 * @param window engine samples around the gap, oldest first
+	 * @param staleNanos how far from the gap's edges a bracketing sample may be
+	 * @param firstTokens other streams' first tokens: {count, prompt tokens} inside the gap
+	 * @return the evidence
+	 */
+	static Evidence of(Spike spike, EngineSample[] window, long staleNanos, long[] firstTokens) {
+		int before = -1;
+		int after = -1;
+		for (int i = 0; i < window.length; i++) {
+			long t = window[i].nanos();
+			if (t <= spike.previousArrivalNanos() && t >= spike.previousArrivalNanos() - staleNanos) {
+				before = i;
+			}
+			if (after < 0 && t >= spike.arrivalNanos() && t <= spike.arrivalNanos() + staleNanos) {
+				after = i;
+			}
+		}
+		if (before < 0 || after < 0) {
+			return new Evidence(false, 0, null, null, null, null, null, null, firstTokens[0], firstTokens[1]);
+		}
+		double runningMax = 0;
+		double waitingMax = 0;
+		double kvMax = 0;
+		for (int i = before; i <= after; i++) {
+			runningMax = Math.max(runningMax, window[i].running());
+			waitingMax = Math.max(waitingMax, window[i].waiting());
+			kvMax = Math.max(kvMax, window[i].kvUsage());
+		}
+		EngineSample first = window[before];
+		EngineSample last = window[after];
+		return new Evidence(true, after - before + 1, delta(first.preemptions(), last.preemptions()),
+				delta(first.promptTokens(), last.promptTokens()), first.running(), runningMax, waitingMax, kvMax,
+				firstTokens[0], firstTokens[1]);
+	}
+
+	private static Double delta(double from, double to) {
+		return (Double.isNaN(from) || Double.isNaN(to)) ? null : to - from;
+	}
+
+}

@@ -1,0 +1,40 @@
+package dev.tokengap.attribution;
+
+/**
+ * A gap that crossed the spike threshold, as seen at the moment it was written: what the
+ * attributor needs once the engine samples around it have arrived.
+ *
+ * @param requestId the stream's request id
+ * @param model the bounded model label
+ * @param endpoint the endpoint label
+ * @param tokenIndex index of the content event that ended the gap (0 = first content event)
+ * @param thresholdNanos the spike threshold that applied
+ * @param previousArrivalNanos upstream arrival of the previous content event
+ * @param previousWriteNanos client write of the previous content event
+ * @param arrivalNanos upstream arrival of this event
+ * @param writeStartNanos when the write of this event started on the client's event loop
+ * @param writeNanos client write of this event
+ * @param epochMillis wall-clock time of the write, for the record
+ */
+record Spike(String requestId, String model, String endpoint, int tokenIndex, long thresholdNanos,
+		long previousArrivalNanos, long previousWriteNanos, long arrivalNanos, long writeStartNanos, long writeNanos,
+		long epochMillis) {
+
+	long gapNanos() {
+		return this.writeNanos - this.previousWriteNanos;
+	}
+
+	long upstreamGapNanos() {
+		return this.arrivalNanos - this.previousArrivalNanos;
+	}
+
+	long writeDelayNanos() {
+		return this.writeNanos - this.arrivalNanos;
+	}
+
+	/** Time the write waited for the client's socket (the part of the write delay after it started). */
+	long socketWaitNanos() {
+		return this.writeNanos - this.writeStartNanos;
+	}
+
+}

@@ -1,0 +1,55 @@
+package dev.tokengap.attribution;
+
+import java.util.function.Consumer;
+
+import dev.tokengap.timing.GapObserver;
+import dev.tokengap.timing.StreamTimer;
+
+/**
+ * Decides, per gap, whether it is a spike: at least the floor, and at least {@code factor} times
+ * the stream's median gap so far once the stream has 5 gaps. Only spikes allocate anything.
+ */
+final class SpikeDetector implements GapObserver {
+
+	static final int MIN_GAPS_FOR_MEDIAN = 5;
+
+	private final long floorNanos;
+
+	private final double factor;
+
+	private final FirstTokenLog firstTokens;
+
+	private final Consumer<Spike> spikes;
+
+	SpikeDetector(AttributionProperties properties, FirstTokenLog firstTokens, Consumer<Spike> spikes) {
+		this.floorNanos = properties.spikeFloor().toNanos();
+		this.factor = properties.spikeFactor();
+		this.firstTokens = firstTokens;
+		this.spikes = spikes;
+	}
+
+	@Override
+	public void firstContent(long arrivalNanos, long writeNanos, long promptTokens) {
+		this.firstTokens.record(arrivalNanos, promptTokens);
+	}
+
+	@Override
+	public void gap(StreamTimer timer, String requestId, String model, String endpoint, long previousArrivalNanos,
+			long arrivalNanos, long writeStartNanos, long writeNanos) {
+		long previousWrite = timer.lastContentNanos();
+		long gap = writeNanos - previousWrite;
+		if (gap < this.floorNanos) {
+			return;
+		}
+		long threshold = this.floorNanos;
+		if (timer.gapCount() >= MIN_GAPS_FOR_MEDIAN) {
+			threshold = Math.max(threshold, (long) (this.factor * timer.medianGapNanos()));
+		}
+		if (gap >= threshold) {
+			this.spikes.accept(new Spike(requestId, model, endpoint, timer.contentEvents(), threshold,
+					previousArrivalNanos, previousWrite, arrivalNanos, writeStartNanos, writeNanos,
+					System.currentTimeMillis()));
+		}
+	}
+
+}

@@ -1,0 +1,85 @@
+package dev.tokengap.config;
+
+import java.net.URI;
+
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import dev.tokengap.attribution.AttributionProperties;
+import dev.tokengap.attribution.SpikeAttributor;
+import dev.tokengap.attribution.SpikesEndpoint;
+import dev.tokengap.backend.EngineHistory;
+import dev.tokengap.backend.EngineSample;
+import dev.tokengap.backend.MetricsScraper;
+import dev.tokengap.backend.ScrapeListener;
+import dev.tokengap.backend.ScrapeProperties;
+import dev.tokengap.metrics.BackendMeters;
+import dev.tokengap.metrics.TokengapMeters;
+import dev.tokengap.proxy.UpstreamClient;
+import dev.tokengap.timing.NanoClock;
+
+/**
+ * Wires the engine scrape (history, mirror gauges) and spike attribution.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnProperty(name = "tokengap.mode", havingValue = "proxy", matchIfMissing = true)
+class AttributionConfiguration {
+
+	private static final Log logger = LogFactory.getLog(AttributionConfiguration.class);
+
+	@Bean
+	EngineHistory engineHistory(ScrapeProperties properties) {
+		return new EngineHistory(properties.historyCapacity());
+	}
+
+	@Bean
+	BackendMeters backendMeters(PrometheusRegistry registry) {
+		return new BackendMeters(registry);
+	}
+
+	@Bean(destroyMethod = "close")
+	MetricsScraper metricsScraper(ScrapeProperties properties, UpstreamClient upstream, EngineHistory history,
+			BackendMeters meters, NanoClock clock) {
+		URI url = properties.resolveMetricsUrl(URI.create(upstream.base()));
+		MetricsScraper scraper = new MetricsScraper(url, properties, history, clock, new ScrapeListener() {
+
+			@Override
+			public void scraped(EngineSample sample, long durationNanos) {
+				meters.scraped(sample.running(), sample.waiting(), sample.swapped(), sample.kvUsage(),
+						sample.preemptions(), durationNanos);
+			}
+
+			@Override
+			public void failed(String reason, long durationNanos) {
+				meters.failed(durationNanos);
+				logger.debug("Scrape of " + url + " failed: " + reason);
+			}
+
+		});
+		if (properties.enabled()) {
+			scraper.start();
+			logger.info("Scraping the engine's metrics at " + url + " every " + properties.scrapeInterval());
+		}
+		return scraper;
+	}
+
+	@Bean(destroyMethod = "close")
+	SpikeAttributor spikeAttributor(AttributionProperties properties, EngineHistory history, TokengapMeters meters,
+			NanoClock clock, ScrapeProperties scrape) {
+		SpikeAttributor attributor = new SpikeAttributor(properties, history, meters, clock, scrape.scrapeInterval(),
+				scrape.scrapeTimeout());
+		meters.gapObserver(attributor.detector());
+		return attributor;
+	}
+
+	@Bean
+	SpikesEndpoint spikesEndpoint(SpikeAttributor attributor) {
+		return new SpikesEndpoint(attributor);
+	}
+
+}

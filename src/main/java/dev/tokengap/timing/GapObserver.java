@@ -1,0 +1,47 @@
+package dev.tokengap.timing;
+
+/**
+ * Told about every stream's first content event and every later gap, as they are written to
+ * the client. Called on the client connection's event loop for every event: implementations
+ * must return at once and allocate nothing unless they keep the event (a spike).
+ */
+public interface GapObserver {
+
+	/** An observer that ignores everything. */
+	GapObserver NONE = new GapObserver() {
+
+		@Override
+		public void firstContent(long arrivalNanos, long writeNanos, long promptTokens) {
+		}
+
+		@Override
+		public void gap(StreamTimer timer, String requestId, String model, String endpoint, long previousArrivalNanos,
+				long arrivalNanos, long writeStartNanos, long writeNanos) {
+		}
+
+	};
+
+	/**
+	 * A stream's first content event (its prefill has finished).
+	 * @param arrivalNanos when it arrived from upstream
+	 * @param writeNanos when its write to the client completed
+	 * @param promptTokens the request's estimated prompt size
+	 */
+	void firstContent(long arrivalNanos, long writeNanos, long promptTokens);
+
+	/**
+	 * A content event after the first, called before the timer counts it, so the timer still
+	 * describes the stream so far (its last write time, gap count and median gap).
+	 * @param timer the stream's timer
+	 * @param requestId the request id
+	 * @param model the bounded model label
+	 * @param endpoint the endpoint label
+	 * @param previousArrivalNanos when the previous content event arrived from upstream
+	 * @param arrivalNanos when this event arrived from upstream
+	 * @param writeStartNanos when its write to the client started (on the client's event loop)
+	 * @param writeNanos when this event's write to the client completed
+	 */
+	void gap(StreamTimer timer, String requestId, String model, String endpoint, long previousArrivalNanos,
+			long arrivalNanos, long writeStartNanos, long writeNanos);
+
+}

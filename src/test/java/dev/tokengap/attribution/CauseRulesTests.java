@@ -1,0 +1,99 @@
+package dev.tokengap.attribution;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+import dev.tokengap.backend.EngineSample;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The rules on hand-made evidence: one case per cause, and the order between them.
+ */
+class CauseRulesTests {
+
+	static final long MS = 1_000_000;
+
+	static final AttributionProperties PROPERTIES = new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024,
+			1.5, 0.9);
+
+	/** A 300 ms gap that arrived 300 ms late from upstream (the engine was slow). */
+	static final Spike LATE = new Spike("r", "m", "chat_completions", 7, 100 * MS, 1000 * MS, 1001 * MS, 1300 * MS,
+			1300 * MS, 1301 * MS, 0);
+
+	static EngineSample sample(long ms, double running, double waiting, double kv, double preemptions,
+			double prompt) {
+		return new EngineSample(ms * MS, running, waiting, Double.NaN, kv, preemptions, prompt, 0);
+	}
+
+	static Evidence evidence(Spike spike, long[] firstTokens, EngineSample... window) {
+		return Evidence.of(spike, window, 500 * MS, firstTokens);
+	}
+
+	static final long[] NONE = { 0, 0 };
+
+	@Test
+	void aTimelyArrivalWaitingForTheClientsSocketIsClientBackpressureWhateverTheEngineDid() {
+		Spike spike = new Spike("r", "m", "e", 7, 100 * MS, 1000 * MS, 1001 * MS, 1020 * MS, 1021 * MS, 1301 * MS, 0);
+		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 3, 0));
+		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.CLIENT_BACKPRESSURE);
+	}
+
+	@Test
+	void aTimelyArrivalWhoseWriteStartedLateIsOutsideTheEngine() {
+		Spike spike = new Spike("r", "m", "e", 7, 100 * MS, 1000 * MS, 1001 * MS, 1020 * MS, 1300 * MS, 1301 * MS, 0);
+		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 0, 0));
+		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.ENGINE_OTHER);
+	}
+
+	@Test
+	void noSamplesAroundTheGapIsUnknown() {
+		assertThat(CauseRules.decide(LATE, evidence(LATE, NONE), PROPERTIES)).isEqualTo(SpikeCause.UNKNOWN);
+		Evidence stale = evidence(LATE, NONE, sample(100, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 0, 0));
+		assertThat(CauseRules.decide(LATE, stale, PROPERTIES)).isEqualTo(SpikeCause.UNKNOWN);
+	}
+
+	@Test
+	void aRisingPreemptionCounterWinsOverEverythingElse() {
+		Evidence evidence = evidence(LATE, new long[] { 3, 9000 }, sample(900, 4, 0, 0.95, 10, 0),
+				sample(1400, 12, 5, 0.99, 11, 5000));
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.PREEMPTION);
+	}
+
+	@Test
+	void anotherRequestsLongPrefillIsPrefillInterference() {
+		Evidence seen = evidence(LATE, new long[] { 1, 4000 }, sample(900, 4, 0, 0.5, 0, 0),
+				sample(1400, 5, 0, 0.5, 0, 0));
+		assertThat(CauseRules.decide(LATE, seen, PROPERTIES)).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
+		Evidence counted = evidence(LATE, NONE, sample(900, 4, 0, 0.5, 0, 100), sample(1400, 4, 0, 0.5, 0, 2100));
+		assertThat(CauseRules.decide(LATE, counted, PROPERTIES)).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
+	}
+
+	@Test
+	void aMarkedRiseOfTheRunningCountIsBatchGrowth() {
+		Evidence evidence = evidence(LATE, NONE, sample(900, 2, 0, 0.3, 0, 0), sample(1200, 30, 0, 0.3, 0, 300),
+				sample(1400, 2, 0, 0.3, 0, 300));
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.BATCH_GROWTH);
+	}
+
+	@Test
+	void manyShortRequestsJoiningBetweenScrapesIsBatchGrowth() {
+		Evidence evidence = evidence(LATE, new long[] { 30, 750 }, sample(900, 2, 0, 0.3, 0, 0),
+				sample(1400, 2, 0, 0.3, 0, 300));
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.BATCH_GROWTH);
+	}
+
+	@Test
+	void aWaitingQueueWithANearlyFullKvCacheIsQueuePressure() {
+		Evidence evidence = evidence(LATE, NONE, sample(900, 8, 3, 0.95, 0, 0), sample(1400, 8, 4, 0.96, 0, 0));
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.QUEUE_PRESSURE);
+	}
+
+	@Test
+	void steadyGaugesAreEngineOther() {
+		Evidence evidence = evidence(LATE, NONE, sample(900, 8, 0, 0.5, 2, 10), sample(1400, 8, 0, 0.5, 2, 10));
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.ENGINE_OTHER);
+	}
+
+}

@@ -1,0 +1,249 @@
+package dev.tokengap.attribution;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelOption;
+import org.reactivestreams.Subscription;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.ByteBufFlux;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionProvider;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+import dev.tokengap.sim.SimulatorServer;
+import dev.tokengap.sim.TraceEntry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Drives the simulator through tokengap over real HTTP and compares each attributed spike with
+ * the simulator's ground truth.
+ */
+abstract class ScenarioSupport {
+
+	static final String MODEL = "sim-llama-3-8b";
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	SimulatorServer simulator;
+
+	@Autowired
+	SpikeAttributor attributor;
+
+	final Set<String> requestIds = ConcurrentHashMap.newKeySet();
+
+	final AtomicInteger gaps = new AtomicInteger();
+
+	/** One request's options. */
+	record Request(String id, int promptChars, int maxTokens, Map<String, String> headers, int pauseAfterEvents,
+			Duration pause) {
+
+		static Request of(String id, int promptChars, int maxTokens) {
+			return new Request(id, promptChars, maxTokens, Map.of(), -1, Duration.ZERO);
+		}
+
+		Request with(String header, String value) {
+			return new Request(this.id, this.promptChars, this.maxTokens, Map.of(header, value),
+					this.pauseAfterEvents, this.pause);
+		}
+
+		Request pausingAfter(int events, Duration pause) {
+			return new Request(this.id, this.promptChars, this.maxTokens, this.headers, events, pause);
+		}
+
+	}
+
+	/**
+	 * Runs a few unscored streams first: the first streams of a fresh JVM run while the JIT
+	 * compiles the whole path, which is not what a scenario measures.
+	 */
+	void warmUp() {
+		List<Mono<Void>> streams = new ArrayList<>();
+		for (int i = 0; i < 4; i++) {
+			streams.add(send(Request.of("warmup-" + i + "-" + System.nanoTime(), 40, 60)));
+		}
+		Mono.when(streams).block(Duration.ofSeconds(60));
+	}
+
+	/** Starts a scored streamed chat completion; the Mono completes when the stream has ended. */
+	Mono<Void> start(Request request) {
+		this.requestIds.add(request.id());
+		this.gaps.addAndGet(Math.max(0, request.maxTokens() - 1));
+		return send(request);
+	}
+
+	private Mono<Void> send(Request request) {
+		String body = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":" + request.maxTokens()
+				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + "p".repeat(request.promptChars()) + "\"}]}";
+		HttpClient client = HttpClient.create(ConnectionProvider.newConnection())
+			.headers((h) -> {
+				h.set("content-type", "application/json");
+				h.set("x-request-id", request.id());
+				request.headers().forEach(h::set);
+			});
+		if (request.pauseAfterEvents() >= 0) {
+			// A small receive window so a pause fills the socket buffers and blocks tokengap's writes.
+			client = client.option(ChannelOption.SO_RCVBUF, 2048);
+		}
+		Sinks.Empty<Void> done = Sinks.empty();
+		client.post()
+			.uri("http://127.0.0.1:" + this.port + "/v1/chat/completions")
+			.send(ByteBufFlux.fromString(Mono.just(body)))
+			.responseContent()
+			.subscribe(new Reader(request, done));
+		return done.asMono();
+	}
+
+	/** Reads a response one buffer at a time, pausing once if asked. */
+	static final class Reader extends BaseSubscriber<ByteBuf> {
+
+		private final Request request;
+
+		private final Sinks.Empty<Void> done;
+
+		private int events;
+
+		private boolean paused;
+
+		Reader(Request request, Sinks.Empty<Void> done) {
+			this.request = request;
+			this.done = done;
+		}
+
+		@Override
+		protected void hookOnSubscribe(Subscription subscription) {
+			request(1);
+		}
+
+		@Override
+		protected void hookOnNext(ByteBuf buf) {
+			for (int i = buf.readerIndex(); i < buf.writerIndex() - 1; i++) {
+				if (buf.getByte(i) == '\n' && buf.getByte(i + 1) == '\n') {
+					this.events++;
+				}
+			}
+			if (!this.paused && this.request.pauseAfterEvents() >= 0 && this.events >= this.request.pauseAfterEvents()) {
+				this.paused = true;
+				Schedulers.parallel().schedule(() -> request(1), this.request.pause().toMillis(),
+						java.util.concurrent.TimeUnit.MILLISECONDS);
+				return;
+			}
+			request(1);
+		}
+
+		@Override
+		protected void hookFinally(reactor.core.publisher.SignalType type) {
+			this.done.tryEmitEmpty();
+		}
+
+	}
+
+	/** Waits until every started stream ended and their spikes have been judged. */
+	void awaitAll(List<Mono<Void>> streams) {
+		Mono.when(streams).block(Duration.ofSeconds(120));
+		// A spike is judged one scrape interval plus the scrape timeout after its gap closed.
+		Mono.delay(Duration.ofMillis(1500)).block();
+	}
+
+	List<SpikeRecord> spikes() {
+		return this.attributor.records().stream().filter((r) -> this.requestIds.contains(r.requestId())).toList();
+	}
+
+	/**
+	 * The cause the simulator's ground truth gives for the token that ended a gap: when its engine
+	 * step ended on time the delay came after the engine (its HTTP layer, this host), unless a
+	 * scenario knows better (a client it made stop reading); otherwise the trace says what the
+	 * step contained.
+	 */
+	SpikeCause truthFromTrace(SpikeRecord spike) {
+		List<TraceEntry> trace = this.simulator.engine().trace(spike.requestId());
+		TraceEntry entry = find(trace, spike.tokenIndex());
+		TraceEntry previous = find(trace, spike.tokenIndex() - 1);
+		if (entry == null || previous == null) {
+			return SpikeCause.UNKNOWN;
+		}
+		long engineGap = entry.stepEndNanos() - previous.stepEndNanos();
+		if (engineGap < spike.thresholdMs() * 1_000_000) {
+			return SpikeCause.ENGINE_OTHER;
+		}
+		if (entry.preempted()) {
+			return SpikeCause.PREEMPTION;
+		}
+		if (entry.prefillTokensFromOthers() >= 1024) {
+			return SpikeCause.PREFILL_INTERFERENCE;
+		}
+		double usual = medianBatch(trace);
+		if (entry.batchSize() - usual >= 2 && entry.batchSize() >= 1.5 * usual) {
+			return SpikeCause.BATCH_GROWTH;
+		}
+		return SpikeCause.ENGINE_OTHER;
+	}
+
+	private static double medianBatch(List<TraceEntry> trace) {
+		int[] sizes = trace.stream().mapToInt(TraceEntry::batchSize).sorted().toArray();
+		return sizes[sizes.length / 2];
+	}
+
+	private static TraceEntry find(List<TraceEntry> trace, int index) {
+		for (TraceEntry entry : trace) {
+			if (entry.tokenIndex() == index) {
+				return entry;
+			}
+		}
+		return null;
+	}
+
+	/** Compares attributed causes with the truth, prints the row and returns the share correct. */
+	double score(String scenario, List<SpikeRecord> spikes, java.util.function.Function<SpikeRecord, SpikeCause> truth) {
+		Map<SpikeCause, Integer> attributed = new EnumMap<>(SpikeCause.class);
+		int correct = 0;
+		List<String> wrong = new ArrayList<>();
+		for (SpikeRecord spike : spikes) {
+			SpikeCause expected = truth.apply(spike);
+			attributed.merge(SpikeCause.valueOf(spike.cause().toUpperCase()), 1, Integer::sum);
+			if (expected.label().equals(spike.cause())) {
+				correct++;
+			}
+			else {
+				wrong.add(spike.requestId() + "#" + spike.tokenIndex() + " expected " + expected.label() + " got "
+						+ spike.cause() + " " + spike.evidence());
+			}
+		}
+		double share = spikes.isEmpty() ? 0 : (double) correct / spikes.size();
+		StringBuilder row = new StringBuilder("CONFUSION | " + scenario + " | spikes " + spikes.size() + " |");
+		for (SpikeCause cause : SpikeCause.values()) {
+			row.append(' ').append(cause.label()).append('=').append(attributed.getOrDefault(cause, 0));
+		}
+		row.append(String.format(" | correct %.0f%% | gaps %d", share * 100, this.gaps.get()));
+		System.out.println(row);
+		wrong.stream().limit(10).forEach((w) -> System.out.println("  mismatch " + w));
+		return share;
+	}
+
+	void assertAccurate(String scenario, SpikeCause cause, java.util.function.Function<SpikeRecord, SpikeCause> truth,
+			int minSpikes) {
+		List<SpikeRecord> spikes = spikes();
+		double share = score(scenario, spikes, truth);
+		assertThat(spikes).as("spikes in scenario " + scenario).hasSizeGreaterThanOrEqualTo(minSpikes);
+		assertThat(spikes.stream().filter((s) -> truth.apply(s) == cause).count())
+			.as("spikes whose true cause is " + cause.label())
+			.isGreaterThanOrEqualTo(minSpikes);
+		assertThat(share).as("share of spikes attributed to their true cause").isGreaterThanOrEqualTo(0.9);
+	}
+
+}
