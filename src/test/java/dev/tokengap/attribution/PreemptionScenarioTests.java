@@ -21,11 +21,11 @@ class PreemptionScenarioTests extends ScenarioSupport {
 	void attributesPreemptedStreamsGapsToPreemption() {
 		warmUp();
 		List<Mono<Void>> streams = new ArrayList<>();
-		for (int i = 0; i < 6; i++) {
-			streams.add(start(Request.of("preempt-" + i, 800, 300 + 50 * i)));
+		for (int i = 0; i < 8; i++) {
+			streams.add(start(Request.of("preempt-" + i, 800, 300 + 40 * i)));
 		}
 		awaitAll(streams);
-		assertAccurate("preemption", SpikeCause.PREEMPTION, this::truthFromTrace, 2);
+		assertAccurate("preemption", SpikeCause.PREEMPTION, this::truthFromTrace, 3);
 	}
 
 }
