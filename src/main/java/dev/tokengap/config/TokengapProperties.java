@@ -11,10 +11,22 @@ import org.springframework.validation.annotation.Validated;
  *
  * @param mode {@code proxy} (default) or {@code simulator} (run only the built-in vLLM simulator)
  * @param stallThreshold a gap at or above this is a stall
+ * @param shutdown graceful shutdown
  */
 @Validated
 @ConfigurationProperties("tokengap")
-public record TokengapProperties(@DefaultValue("proxy") Mode mode, @DefaultValue("400ms") Duration stallThreshold) {
+public record TokengapProperties(@DefaultValue("proxy") Mode mode, @DefaultValue("400ms") Duration stallThreshold,
+		@DefaultValue Shutdown shutdown) {
+
+	/**
+	 * Graceful shutdown ({@code tokengap.shutdown.*}); applied through
+	 * {@code spring.lifecycle.timeout-per-shutdown-phase}.
+	 *
+	 * @param drainTimeout how long streams in flight may finish after SIGTERM; new requests are
+	 * refused meanwhile
+	 */
+	public record Shutdown(@DefaultValue("30s") Duration drainTimeout) {
+	}
 
 	public TokengapProperties {
 		if (stallThreshold.isNegative() || stallThreshold.isZero()) {
