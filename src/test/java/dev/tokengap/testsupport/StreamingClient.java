@@ -30,6 +30,7 @@ public final class StreamingClient {
 	 */
 	public static Recording post(String url, String json) {
 		List<Chunk> chunks = new ArrayList<>();
+		Throwable[] failure = new Throwable[1];
 		HttpHeaders[] headers = new HttpHeaders[1];
 		int[] status = new int[1];
 		HttpClient.create(ConnectionProvider.newConnection())
@@ -45,11 +46,11 @@ public final class StreamingClient {
 			.doOnNext(chunks::add)
 			.then()
 			.onErrorResume((ex) -> {
-				ex.printStackTrace();
+				failure[0] = ex;
 				return Mono.empty();
 			})
 			.block(Duration.ofSeconds(60));
-		return new Recording(status[0], headers[0], chunks);
+		return new Recording(status[0], headers[0], chunks, failure[0]);
 	}
 
 	/** One body chunk as it arrived. */
@@ -61,8 +62,13 @@ public final class StreamingClient {
 
 	}
 
-	/** A whole response. */
-	public record Recording(int status, HttpHeaders headers, List<Chunk> chunks) {
+	/**
+	 * A whole response.
+	 *
+	 * @param failure how the body ended when it did not end cleanly (an incomplete chunked body),
+	 * else null
+	 */
+	public record Recording(int status, HttpHeaders headers, List<Chunk> chunks, Throwable failure) {
 
 		public byte[] bytes() {
 			ByteArrayOutputStream out = new ByteArrayOutputStream();
