@@ -63,7 +63,6 @@ class AttributionConfiguration {
 		});
 		if (properties.enabled()) {
 			scraper.start();
-			logger.info("Scraping the engine's metrics at " + url + " every " + properties.scrapeInterval());
 		}
 		return scraper;
 	}
