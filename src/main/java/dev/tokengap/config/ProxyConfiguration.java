@@ -9,6 +9,9 @@ import org.apache.commons.logging.LogFactory;
 
 import io.netty.channel.ChannelOption;
 
+import reactor.netty.NettyPipeline;
+import reactor.netty.http.server.HttpServer;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.util.unit.DataSize;
@@ -25,6 +28,7 @@ import dev.tokengap.metrics.ModelLabels;
 import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.proxy.ProxyHandler;
 import dev.tokengap.proxy.ProxyProperties;
+import dev.tokengap.proxy.RequestHeaderTimeoutHandler;
 import dev.tokengap.proxy.UpstreamClient;
 import dev.tokengap.proxy.UpstreamProperties;
 import dev.tokengap.sim.DemoProperties;
@@ -111,10 +115,20 @@ class ProxyConfiguration {
 	}
 
 	@Bean
-	NettyServerCustomizer clientSendBuffer(ProxyProperties proxy) {
+	NettyServerCustomizer clientConnections(ProxyProperties proxy) {
 		DataSize size = proxy.clientSendBuffer();
-		return (size == null) ? (server) -> server
-				: (server) -> server.childOption(ChannelOption.SO_SNDBUF, (int) size.toBytes());
+		return (server) -> {
+			HttpServer limited = server.requestTimeout(proxy.requestTimeout())
+				.doOnChannelInit((observer, channel, address) -> {
+					// Right after the HTTP codec: it sees each decoded request and each response end.
+					if (channel.pipeline().get(NettyPipeline.HttpCodec) != null) {
+						channel.pipeline()
+							.addAfter(NettyPipeline.HttpCodec, RequestHeaderTimeoutHandler.NAME,
+									new RequestHeaderTimeoutHandler(proxy.requestTimeout().toNanos()));
+					}
+				});
+			return (size != null) ? limited.childOption(ChannelOption.SO_SNDBUF, (int) size.toBytes()) : limited;
+		};
 	}
 
 	@Bean

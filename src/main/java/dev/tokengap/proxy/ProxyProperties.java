@@ -1,5 +1,7 @@
 package dev.tokengap.proxy;
 
+import java.time.Duration;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -13,15 +15,22 @@ import org.springframework.validation.annotation.Validated;
  * @param clientSendBuffer the kernel send buffer of client connections; unset = the OS's
  * autotuning. A client that stops reading is only seen (as client backpressure) once this buffer
  * and the client's receive buffer are full, so a small value makes slow clients visible sooner
+ * @param requestTimeout longest a client may take to send a request's headers, and then its body;
+ * also how long a keep-alive connection may wait for its next request. Slower clients are
+ * disconnected (slow-loris)
  */
 @Validated
 @ConfigurationProperties("tokengap.proxy")
-public record ProxyProperties(@DefaultValue("16MB") DataSize maxRequestBody, DataSize clientSendBuffer) {
+public record ProxyProperties(@DefaultValue("16MB") DataSize maxRequestBody, DataSize clientSendBuffer,
+		@DefaultValue("60s") Duration requestTimeout) {
 
 	public ProxyProperties {
 		if (maxRequestBody.toBytes() <= 0 || maxRequestBody.toBytes() > Integer.MAX_VALUE) {
 			throw new IllegalArgumentException(
 					"tokengap.proxy.max-request-body must be between 1B and 2GB, got " + maxRequestBody);
+		}
+		if (requestTimeout.isNegative() || requestTimeout.isZero()) {
+			throw new IllegalArgumentException("tokengap.proxy.request-timeout must be positive, got " + requestTimeout);
 		}
 	}
 

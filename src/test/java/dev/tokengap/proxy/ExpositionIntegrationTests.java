@@ -137,8 +137,8 @@ class ExpositionIntegrationTests {
 	void proxyPortForwardsActuatorPathsToTheEngineInsteadOfServingThem() throws Exception {
 		upstream.respond(404, "application/json", "{\"detail\":\"Not Found\"}");
 		assertThat(get(this.port, "/actuator/prometheus")).isEqualTo(404);
-		assertThat(upstream.received()).hasSize(1);
-		assertThat(upstream.received().get(0).uri()).isEqualTo("/actuator/prometheus");
+		assertThat(upstream.received("/actuator/prometheus")).hasSize(1);
+		assertThat(upstream.received("/actuator/prometheus").get(0).uri()).isEqualTo("/actuator/prometheus");
 	}
 
 	static File promtool() {

@@ -87,7 +87,7 @@ class ProxyErrorIntegrationTests {
 		Recording recording = post("{\"model\":\"m-err\",\"prompt\":\"" + "a".repeat(2000) + "\"}");
 		assertThat(recording.status()).isEqualTo(413);
 		assertThat(recording.text()).contains("\"type\":\"RequestEntityTooLargeError\"", "\"code\":413");
-		assertThat(upstream.received()).as("nothing forwarded").isEmpty();
+		assertThat(upstream.received("/v1/chat/completions")).as("nothing forwarded").isEmpty();
 	}
 
 	@Test
@@ -96,7 +96,7 @@ class ProxyErrorIntegrationTests {
 		String body = "{ \"model\" : \"m-err\",\n \"stream\": false, \"x\": [1,2,3] }";
 		Recording recording = post(body);
 		assertThat(recording.status()).isEqualTo(200);
-		ScriptedUpstream.Received received = upstream.received().get(0);
+		ScriptedUpstream.Received received = upstream.received("/v1/chat/completions").get(0);
 		assertThat(received.body()).isEqualTo(body);
 		assertThat(received.uri()).isEqualTo("/v1/chat/completions");
 		assertThat(received.headers().get("host")).isEqualTo("127.0.0.1:" + upstream.port());
@@ -110,7 +110,7 @@ class ProxyErrorIntegrationTests {
 		upstream.respond(400, "application/json", "{\"error\":{\"message\":\"bad json\",\"code\":400}}");
 		Recording recording = post("{not json");
 		assertThat(recording.status()).isEqualTo(400);
-		assertThat(upstream.received().get(0).body()).isEqualTo("{not json");
+		assertThat(upstream.received("/v1/chat/completions").get(0).body()).isEqualTo("{not json");
 		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
 		assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown", "status", "400")).isEqualTo(1);
 	}

@@ -108,6 +108,11 @@ public final class ScriptedUpstream implements AutoCloseable {
 		return this.received;
 	}
 
+	/** The requests received for one path (tokengap also scrapes /metrics and reads /v1/models). */
+	public List<Received> received(String path) {
+		return this.received.stream().filter((r) -> r.uri().equals(path) || r.uri().startsWith(path + "?")).toList();
+	}
+
 	/** When each scripted step's write completed (System.nanoTime). */
 	public List<Long> sentNanos() {
 		return this.sentNanos;
