@@ -1,13 +1,8 @@
 package dev.tokengap.proxy;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalManagementPort;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
@@ -22,25 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.metrics.buckets=vllm-v0",
 				"tokengap.metrics.request-buckets=1.0,10.0,100.0", "tokengap.metrics.models=m-v0" })
-class BucketProfileIntegrationTests {
-
-	static final ScriptedUpstream upstream = ScriptedUpstream.start();
-
-	@LocalServerPort
-	int port;
-
-	@LocalManagementPort
-	int managementPort;
-
-	@DynamicPropertySource
-	static void upstreamUrl(DynamicPropertyRegistry registry) {
-		registry.add("tokengap.upstream.url", upstream::url);
-	}
-
-	@AfterAll
-	static void stopUpstream() {
-		upstream.close();
-	}
+class BucketProfileIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void exportsTheVllmV0EdgesAndTheExplicitFamily() {

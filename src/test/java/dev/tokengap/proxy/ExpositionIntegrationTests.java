@@ -11,15 +11,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalManagementPort;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
@@ -36,9 +31,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.metrics.models=m-expo" })
-class ExpositionIntegrationTests {
-
-	static final ScriptedUpstream upstream = ScriptedUpstream.start();
+class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 
 	static final List<String> V1_TTFT = List.of("0.001", "0.005", "0.01", "0.02", "0.04", "0.06", "0.08", "0.1",
 			"0.25", "0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "20.0", "40.0", "80.0", "160.0", "640.0",
@@ -50,22 +43,6 @@ class ExpositionIntegrationTests {
 	static final List<String> V1_REQUEST = List.of("0.3", "0.5", "0.8", "1.0", "1.5", "2.0", "2.5", "5.0", "10.0",
 			"15.0", "20.0", "30.0", "40.0", "50.0", "60.0", "120.0", "240.0", "480.0", "960.0", "1920.0", "7680.0",
 			"+Inf");
-
-	@LocalServerPort
-	int port;
-
-	@LocalManagementPort
-	int managementPort;
-
-	@DynamicPropertySource
-	static void upstreamUrl(DynamicPropertyRegistry registry) {
-		registry.add("tokengap.upstream.url", upstream::url);
-	}
-
-	@AfterAll
-	static void stopUpstream() {
-		upstream.close();
-	}
 
 	@BeforeEach
 	void streamOnce() {

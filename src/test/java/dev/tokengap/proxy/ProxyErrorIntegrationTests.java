@@ -2,15 +2,10 @@ package dev.tokengap.proxy;
 
 import java.time.Duration;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalManagementPort;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
@@ -26,25 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.upstream.response-timeout=500ms",
 				"tokengap.proxy.max-request-body=1KB", "tokengap.metrics.models=m-err" })
-class ProxyErrorIntegrationTests {
-
-	static final ScriptedUpstream upstream = ScriptedUpstream.start();
-
-	@LocalServerPort
-	int port;
-
-	@LocalManagementPort
-	int managementPort;
-
-	@DynamicPropertySource
-	static void upstreamUrl(DynamicPropertyRegistry registry) {
-		registry.add("tokengap.upstream.url", upstream::url);
-	}
-
-	@AfterAll
-	static void stopUpstream() {
-		upstream.close();
-	}
+class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void passesAnEngineBadRequestThroughUntouched() {

@@ -8,15 +8,11 @@ import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
@@ -30,27 +26,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0" })
-class ProxyPassthroughIntegrationTests {
-
-	static final ScriptedUpstream upstream = ScriptedUpstream.start();
+class ProxyPassthroughIntegrationTests extends ScriptedUpstreamTests {
 
 	static final List<String> TRANSCRIPTS = List.of("chat-usage.sse", "chat-crlf.sse", "chat-cr.sse",
 			"chat-continuous-usage.sse", "chat-reasoning.sse", "chat-tool-calls.sse", "completions.sse",
 			"inband-error.sse", "inband-error-legacy.sse", "inband-error-object.sse", "comments-and-fields.sse",
 			"multiline-data.sse", "large-content.sse");
-
-	@LocalServerPort
-	int port;
-
-	@DynamicPropertySource
-	static void upstreamUrl(DynamicPropertyRegistry registry) {
-		registry.add("tokengap.upstream.url", upstream::url);
-	}
-
-	@AfterAll
-	static void stopUpstream() {
-		upstream.close();
-	}
 
 	static Stream<String> transcripts() {
 		return TRANSCRIPTS.stream();

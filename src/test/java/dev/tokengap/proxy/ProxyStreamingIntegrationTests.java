@@ -4,14 +4,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalManagementPort;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
@@ -29,28 +24,11 @@ import static org.assertj.core.api.Assertions.within;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0",
 				"tokengap.metrics.models=m-flush,m-big,m-gaps,m-smooth,m-ttft,m-usage,m-nousage" })
-class ProxyStreamingIntegrationTests {
-
-	static final ScriptedUpstream upstream = ScriptedUpstream.start();
-
-	@LocalServerPort
-	int port;
-
-	@LocalManagementPort
-	int managementPort;
-
-	@DynamicPropertySource
-	static void upstreamUrl(DynamicPropertyRegistry registry) {
-		registry.add("tokengap.upstream.url", upstream::url);
-	}
-
-	@AfterAll
-	static void stopUpstream() {
-		upstream.close();
-	}
+class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void flushesEachEventBeforeTheNextArrives() {
+		warmUp(chunk("one"));
 		upstream.stream(Step.list(Step.of(0, chunk("one")), Step.of(1000, chunk("two")), Step.of(0, done())));
 		Recording recording = post("m-flush");
 		long lag = recording.arrivalOf("one") - upstream.sentNanos().get(0);
@@ -62,12 +40,21 @@ class ProxyStreamingIntegrationTests {
 	@Test
 	void flushesA64KbEventBeforeTheNextArrives() {
 		String big = "x".repeat(64 * 1024);
+		warmUp(chunk(big));
 		upstream.stream(Step.list(Step.of(0, chunk(big)), Step.of(1000, chunk("after")), Step.of(0, done())));
 		Recording recording = post("m-big");
 		long lag = recording.arrivalOf(big + "\"}") - upstream.sentNanos().get(0);
 		assertThat(Duration.ofNanos(lag)).isLessThan(Duration.ofMillis(50));
 		assertThat(Duration.ofNanos(recording.arrivalOf("after") - recording.arrivalOf(big + "\"}")))
 			.isGreaterThan(Duration.ofMillis(900));
+	}
+
+	/** Streams the same event a few times untimed: the claim is about the path, not the JIT. */
+	private void warmUp(String event) {
+		upstream.stream(Step.list(Step.of(0, event), Step.of(0, done())));
+		for (int i = 0; i < 3; i++) {
+			post("m-flush");
+		}
 	}
 
 	@Test

@@ -2,16 +2,11 @@ package dev.tokengap.proxy;
 
 import java.time.Duration;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.netty.Connection;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalManagementPort;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
@@ -28,25 +23,7 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.upstream.idle-timeout=500ms",
 				"tokengap.metrics.models=m-reset,m-idle,m-nodone" })
-class UpstreamFaultIntegrationTests {
-
-	static final ScriptedUpstream upstream = ScriptedUpstream.start();
-
-	@LocalServerPort
-	int port;
-
-	@LocalManagementPort
-	int managementPort;
-
-	@DynamicPropertySource
-	static void upstreamUrl(DynamicPropertyRegistry registry) {
-		registry.add("tokengap.upstream.url", upstream::url);
-	}
-
-	@AfterAll
-	static void stopUpstream() {
-		upstream.close();
-	}
+class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void aResetMidStreamEndsTheClientStreamAsAFailure() {

@@ -34,6 +34,8 @@ public final class ScriptedUpstream implements AutoCloseable {
 
 	private final List<Long> sentNanos = new CopyOnWriteArrayList<>();
 
+	private volatile java.util.Set<String> ignored = java.util.Set.of();
+
 	private ScriptedUpstream() {
 		this.handler = (req, res) -> res.status(404).send();
 		this.server = HttpServer.create()
@@ -44,6 +46,9 @@ public final class ScriptedUpstream implements AutoCloseable {
 				.asString(StandardCharsets.UTF_8)
 				.defaultIfEmpty("")
 				.flatMap((body) -> {
+					if (this.ignored.contains(req.fullPath())) {
+						return Mono.from(res.status(404).send());
+					}
 					this.received.add(new Received(req.method().name(), req.uri(), req.requestHeaders().copy(), body));
 					return Mono.from(this.handler.apply(req, res));
 				}))
@@ -52,6 +57,17 @@ public final class ScriptedUpstream implements AutoCloseable {
 
 	public static ScriptedUpstream start() {
 		return new ScriptedUpstream();
+	}
+
+	/**
+	 * Answers these paths 404 whatever the script, and leaves them out of {@link #received()}:
+	 * for an upstream that tokengap scrapes while tests script their own answers.
+	 * @param paths the paths to ignore
+	 * @return this upstream
+	 */
+	public ScriptedUpstream ignoring(String... paths) {
+		this.ignored = java.util.Set.of(paths);
+		return this;
 	}
 
 	public String url() {

@@ -1,0 +1,31 @@
+package dev.tokengap.proxy;
+
+import org.springframework.boot.test.web.server.LocalManagementPort;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import dev.tokengap.testsupport.ScriptedUpstream;
+
+/**
+ * Base of the tests that run tokengap in front of a scripted upstream: one upstream server for
+ * the whole test JVM, each test scripting the answers it needs. The engine paths tokengap reads by
+ * itself ({@code /metrics}, {@code /v1/models}: cached contexts keep scraping) are answered 404,
+ * outside the script.
+ */
+abstract class ScriptedUpstreamTests {
+
+	static final ScriptedUpstream upstream = ScriptedUpstream.start().ignoring("/metrics", "/v1/models");
+
+	@LocalServerPort
+	int port;
+
+	@LocalManagementPort
+	int managementPort;
+
+	@DynamicPropertySource
+	static void upstreamUrl(DynamicPropertyRegistry registry) {
+		registry.add("tokengap.upstream.url", upstream::url);
+	}
+
+}
