@@ -87,7 +87,7 @@ final class PromQl {
 			else {
 				String lhs = part.substring(0, comparison[0]).strip();
 				String rhs = part.substring(comparison[0] + comparison[1]).strip();
-				signals.add("(" + lhs + ") - (" + rhs + ")");
+				signals.add(parenthesized(lhs) + " - " + parenthesized(rhs));
 			}
 		}
 		return signals;
@@ -173,6 +173,10 @@ final class PromQl {
 			}
 		}
 		return null;
+	}
+
+	private static String parenthesized(String expr) {
+		return (expr.startsWith("(") && closingParen(expr, 0) == expr.length() - 1) ? expr : "(" + expr + ")";
 	}
 
 	/** Drops parentheses around the whole operand, e.g. {@code (a > b)} -> {@code a > b}. */
