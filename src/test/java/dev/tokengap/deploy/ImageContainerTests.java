@@ -16,6 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
@@ -31,6 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a chat completion streams through, the management port serves the contract's series, and a
  * stop drains in-flight streams for the drain time the chart sets.
  */
+@ExtendWith(DockerEngine.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ImageContainerTests {
 
@@ -45,7 +47,6 @@ class ImageContainerTests {
 
 	@BeforeAll
 	static void start() {
-		DockerEngine.require();
 		TokengapImage.get();
 		network = Network.newNetwork();
 		simulator = TokengapImage.simulatorWithCommand(network, "simulator", composeCommand("simulator"));

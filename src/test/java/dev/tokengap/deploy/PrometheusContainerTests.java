@@ -16,6 +16,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.containers.wait.strategy.Wait;
@@ -38,6 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * API: each must be valid and return data. A query on a contract series that this build does not
  * export yet (another branch adds it) is reported as pending instead.
  */
+@ExtendWith(DockerEngine.class)
 class PrometheusContainerTests {
 
 	static final Pattern LABEL_VALUES = Pattern.compile("^label_values\\((.*),\\s*(\\w+)\\)$");
@@ -60,7 +62,6 @@ class PrometheusContainerTests {
 
 	@BeforeAll
 	static void start() {
-		DockerEngine.require();
 		TokengapImage.get();
 		network = Network.newNetwork();
 		// 48 blocks of 16 tokens for streams of ~150 + 60 tokens: the engine must preempt.
