@@ -1,0 +1,71 @@
+{{/* Chart name, or nameOverride. */}}
+{{- define "tokengap.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Resource name: <release>-tokengap, or <release> when it already contains the chart name. */}}
+{{- define "tokengap.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Labels that select this release's pods. */}}
+{{- define "tokengap.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tokengap.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Labels of every resource. */}}
+{{- define "tokengap.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "tokengap.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: tokengap
+tokengap.dev/mode: {{ include "tokengap.mode" . }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The deployment mode, validated. */}}
+{{- define "tokengap.mode" -}}
+{{- if not (has .Values.mode (list "sidecar" "standalone")) }}
+{{- fail (printf "mode must be sidecar or standalone, not %q" (toString .Values.mode)) }}
+{{- end }}
+{{- .Values.mode }}
+{{- end }}
+
+{{/* The engine tokengap proxies to. */}}
+{{- define "tokengap.upstreamUrl" -}}
+{{- if eq (include "tokengap.mode" .) "sidecar" }}
+{{- printf "http://127.0.0.1:%d" (int .Values.vllm.port) }}
+{{- else }}
+{{- required "standalone mode needs upstream.url, the vLLM Service to proxy to (e.g. http://vllm.inference.svc:8000)" .Values.upstream.url }}
+{{- end }}
+{{- end }}
+
+{{/* Pod grace period: tokengap's preStop pause + its drain + a margin for the JVM to exit. */}}
+{{- define "tokengap.terminationGracePeriodSeconds" -}}
+{{- add (int .Values.preStopSleepSeconds) (int .Values.drainTimeout) (int .Values.terminationGraceMarginSeconds) }}
+{{- end }}
+
+{{- define "tokengap.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "tokengap.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "tokengap.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}

@@ -1,0 +1,142 @@
+package dev.tokengap.deploy;
+
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.Yaml;
+
+import dev.tokengap.deploy.AlertRules.Alert;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The alert rules file: valid for Prometheus, every alert unit-tested by {@code promtool test rules}
+ * to fire on series that should trigger it and to stay silent otherwise, every series from the
+ * metrics contract or vLLM, and every runbook link pointing at a README section that exists.
+ */
+class AlertRulesTests {
+
+	static final String PROMTOOL_TESTS = "src/test/promtool/tokengap-rules-test.yaml";
+
+	static final List<String> ALERTS = List.of("TokengapClientItlP99High", "TokengapStallRateHigh",
+			"TokengapSmoothGoodputLow", "TokengapTtftAboveEngine", "TokengapEnginePreemptions",
+			"TokengapBackendScrapeDown", "TokengapDown");
+
+	@Test
+	void rulesFileIsValidForPrometheus() {
+		Promtool.Result result = Promtool.run("check", "rules", AlertRules.FILE);
+		assertThat(result.exit()).as("promtool check rules said:%n%s", result.output()).isZero();
+		assertThat(result.output()).contains("SUCCESS: " + ALERTS.size() + " rules found");
+	}
+
+	@Test
+	void everyAlertFiresAndStaysSilentAsThePromtoolTestsExpect() {
+		Promtool.Result result = Promtool.run("test", "rules", PROMTOOL_TESTS);
+		assertThat(result.exit()).as("promtool test rules said:%n%s", result.output()).isZero();
+		assertThat(result.output()).contains("SUCCESS");
+	}
+
+	@Test
+	@SuppressWarnings("unchecked")
+	void promtoolTestsCoverEveryAlertFiringAndSilent() {
+		Map<String, Object> tests = new Yaml().load(ProjectFiles.read(PROMTOOL_TESTS));
+		Set<String> fires = new LinkedHashSet<>();
+		Set<String> silent = new LinkedHashSet<>();
+		for (Map<String, Object> test : (List<Map<String, Object>>) tests.get("tests")) {
+			for (Map<String, Object> check : (List<Map<String, Object>>) test.get("alert_rule_test")) {
+				List<?> expected = (List<?>) check.get("exp_alerts");
+				String alert = (String) check.get("alertname");
+				if (expected == null || expected.isEmpty()) {
+					silent.add(alert);
+				}
+				else {
+					fires.add(alert);
+				}
+			}
+		}
+		assertThat(fires).as("alerts with a firing case").containsExactlyInAnyOrderElementsOf(ALERTS);
+		assertThat(silent).as("alerts with a silent case").containsExactlyInAnyOrderElementsOf(ALERTS);
+	}
+
+	@Test
+	void alertsAreTheOnesIssue4AsksForOnTheRightSeries() {
+		Map<String, Alert> alerts = byName();
+		assertThat(alerts.keySet()).containsExactlyElementsOf(ALERTS);
+		assertThat(series("TokengapClientItlP99High")).contains("tokengap_inter_token_latency_seconds_bucket");
+		assertThat(series("TokengapStallRateHigh")).contains("tokengap_stalls_total");
+		assertThat(alerts.get("TokengapSmoothGoodputLow").expr())
+			.contains("rate(tokengap_smooth_streams_total[")
+			.contains("rate(tokengap_streams_total{outcome=\"completed\"}[");
+		assertThat(series("TokengapTtftAboveEngine")).contains("tokengap_time_to_first_token_seconds_bucket",
+				"vllm:time_to_first_token_seconds_bucket");
+		assertThat(series("TokengapEnginePreemptions")).contains("tokengap_backend_preemptions_total");
+		assertThat(alerts.get("TokengapBackendScrapeDown").expr()).isEqualTo("tokengap_backend_up == 0");
+		assertThat(alerts.get("TokengapDown").expr()).contains("up{job=\"tokengap\"} == 0")
+			.contains("absent(up{job=\"tokengap\"})");
+	}
+
+	@Test
+	void everySeriesIsInTheMetricsContractOrVllms() {
+		MetricsContract contract = MetricsContract.load();
+		for (Alert alert : AlertRules.load()) {
+			for (String series : PromQl.series(alert.expr())) {
+				if (series.startsWith("tokengap_")) {
+					assertThat(contract.familyOf(series)).as("%s: %s is in docs/metrics-contract.md", alert.name(),
+							series)
+						.isNotNull();
+				}
+				else if (series.startsWith("vllm:")) {
+					assertThat(SimulatorSeries.names()).as("%s: %s is a vLLM series", alert.name(), series)
+						.contains(series);
+				}
+			}
+		}
+	}
+
+	@Test
+	void everyAlertHasSeverityASummaryAndARunbookSectionInTheReadme() {
+		Set<String> anchors = readmeAnchors();
+		for (Alert alert : AlertRules.load()) {
+			assertThat(alert.labels()).as(alert.name()).containsKey("severity");
+			assertThat(alert.annotations()).as(alert.name()).containsKeys("summary", "description");
+			String runbook = alert.annotations().get("runbook_url");
+			assertThat(runbook).as(alert.name())
+				.startsWith("https://github.com/tokengap/tokengap/blob/main/README.md#");
+			String anchor = runbook.substring(runbook.indexOf('#') + 1);
+			assertThat(anchor).as("%s links to its own section", alert.name())
+				.isEqualTo(alert.name().toLowerCase(Locale.ROOT));
+			assertThat(anchors).as("README.md has a section for %s", alert.name()).contains(anchor);
+		}
+	}
+
+	private static Map<String, Alert> byName() {
+		Map<String, Alert> alerts = new java.util.LinkedHashMap<>();
+		AlertRules.load().forEach((alert) -> alerts.put(alert.name(), alert));
+		return alerts;
+	}
+
+	private static Set<String> series(String alert) {
+		return PromQl.series(byName().get(alert).expr());
+	}
+
+	/** GitHub's anchors of the README's headings. */
+	static Set<String> readmeAnchors() {
+		Set<String> anchors = new LinkedHashSet<>();
+		Matcher heading = Pattern.compile("^#{1,6}\\s+(.+)$", Pattern.MULTILINE).matcher(ProjectFiles.read("README.md"));
+		while (heading.find()) {
+			anchors.add(heading.group(1)
+				.strip()
+				.toLowerCase(Locale.ROOT)
+				.replaceAll("[^a-z0-9 _-]", "")
+				.replace(' ', '-'));
+		}
+		return anchors;
+	}
+
+}

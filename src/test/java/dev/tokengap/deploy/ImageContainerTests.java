@@ -1,0 +1,194 @@
+package dev.tokengap.deploy;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import com.github.dockerjava.api.command.InspectImageResponse;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.Network;
+import org.yaml.snakeyaml.Yaml;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The image of {@code docker/Dockerfile} runs as Kubernetes runs it (read-only root, /tmp
+ * writable): once as the vLLM simulator, once as tokengap in front of it on one Docker network,
+ * each with its command from the compose demo ({@code docker/compose.yaml});
+ * a chat completion streams through, the management port serves the contract's series, and a
+ * stop drains in-flight streams for the drain time the chart sets.
+ */
+@ExtendWith(DockerEngine.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ImageContainerTests {
+
+	/** What the chart would set with drainTimeout=6. */
+	static final String DRAIN = "6s";
+
+	static Network network;
+
+	static GenericContainer<?> simulator;
+
+	static GenericContainer<?> tokengap;
+
+	@BeforeAll
+	static void start() {
+		TokengapImage.get();
+		network = Network.newNetwork();
+		simulator = TokengapImage.simulatorWithCommand(network, "simulator", composeCommand("simulator"));
+		long start = System.nanoTime();
+		simulator.start();
+		long simulatorReady = System.nanoTime() - start;
+		tokengap = TokengapImage.proxyWithCommand(network, "tokengap", composeCommand("tokengap"))
+			.withEnv("SPRING_LIFECYCLE_TIMEOUTPERSHUTDOWNPHASE", DRAIN);
+		start = System.nanoTime();
+		tokengap.start();
+		long tokengapReady = System.nanoTime() - start;
+		System.out.printf("startup-to-ready: simulator container %d ms (/health), tokengap container %d ms "
+				+ "(/actuator/health/readiness); %s%n", TimeUnit.NANOSECONDS.toMillis(simulatorReady),
+				TimeUnit.NANOSECONDS.toMillis(tokengapReady), springStartedLine(tokengap.getLogs()));
+	}
+
+	@AfterAll
+	static void stop() {
+		if (tokengap != null) {
+			tokengap.stop();
+		}
+		if (simulator != null) {
+			simulator.stop();
+		}
+		if (network != null) {
+			network.close();
+		}
+	}
+
+	@Test
+	@Order(1)
+	void imageRunsAsNonRootWithTheDocumentedPortsAndContainerAwareJvm() throws Exception {
+		InspectImageResponse image = DockerClientFactory.instance()
+			.client()
+			.inspectImageCmd(TokengapImage.NAME)
+			.exec();
+		assertThat(image.getConfig().getUser()).isEqualTo("10001:10001");
+		assertThat(image.getConfig().getExposedPorts()).extracting(Object::toString)
+			.containsExactlyInAnyOrder("8080/tcp", "8081/tcp", "8000/tcp");
+		assertThat(tokengap.execInContainer("id", "-u").getStdout().strip()).isEqualTo("10001");
+		assertThat(tokengap.getLogs())
+			.contains("Picked up JAVA_TOOL_OPTIONS: -XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError")
+			.doesNotContain("Restricted methods will be blocked");
+		assertThat(tokengap.execInContainer("touch", "/app/x").getExitCode()).as("read-only root").isNotZero();
+		assertThat(tokengap.execInContainer("touch", "/tmp/x").getExitCode()).as("writable /tmp").isZero();
+	}
+
+	@Test
+	@Order(2)
+	void streamsAChatCompletionThroughTokengapInFrontOfTheSimulator() throws IOException {
+		List<String> events = SseRequests.chat(proxyUrl(), 16, "Hello");
+		assertThat(events).hasSizeGreaterThanOrEqualTo(17);
+		assertThat(events.get(0)).contains("\"role\":\"assistant\"");
+		assertThat(events.get(events.size() - 1)).isEqualTo("data: [DONE]");
+	}
+
+	@Test
+	@Order(3)
+	void managementPortServesTheContractSeries() throws IOException {
+		SseRequests.chat(proxyUrl(), 16, "Hello");
+		String scrape = SseRequests.get(managementUrl() + "/actuator/prometheus");
+		String labels = "model_name=\"" + TokengapImage.MODEL + "\"";
+		MetricsContract contract = MetricsContract.load();
+		int checked = 0;
+		for (Map.Entry<String, String> series : contract.types().entrySet()) {
+			if (!MetricsContract.implementedInMainSources(series.getKey())) {
+				System.out.println("not implemented in this build yet (contract only): " + series.getKey());
+				continue;
+			}
+			assertThat(scrape).as("scrape has # TYPE %s", series.getKey())
+				.containsPattern("(?m)^# TYPE " + series.getKey() + " " + series.getValue() + "$");
+			checked++;
+		}
+		assertThat(checked).isGreaterThanOrEqualTo(14);
+		assertThat(scrape).containsPattern("tokengap_streams_total\\{[^}]*outcome=\"completed\"[^}]*\\} [1-9]")
+			.contains(labels);
+		assertThat(scrape).contains("tokengap_inter_token_latency_seconds_bucket{").contains("le=\"2560.0\"");
+	}
+
+	@Test
+	@Order(4)
+	void stopDrainsInFlightStreamsForTheDrainTimeAndCutsLongerOnes() throws Exception {
+		// ~20 ms per simulated token: the short stream ends within the drain, the long one cannot.
+		CompletableFuture<List<String>> shortStream = CompletableFuture.supplyAsync(() -> chat(60));
+		CompletableFuture<List<String>> longStream = CompletableFuture.supplyAsync(() -> chat(3000));
+		waitForInflightStreams(2);
+		long start = System.nanoTime();
+		DockerClientFactory.instance().client().stopContainerCmd(tokengap.getContainerId()).withTimeout(30).exec();
+		long stopped = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+		assertThat(shortStream.get(60, TimeUnit.SECONDS)).last().isEqualTo("data: [DONE]");
+		assertThat(longStream.handle((events, failure) -> (failure != null) ? List.of("<cut>") : events)
+			.get(60, TimeUnit.SECONDS)).as("the stream still running after the drain is cut")
+			.doesNotContain("data: [DONE]");
+		System.out.printf("docker stop with two streams in flight took %d ms (drain %s)%n", stopped, DRAIN);
+		assertThat(stopped).isLessThan(Duration.ofSeconds(25).toMillis());
+	}
+
+	@SuppressWarnings("unchecked")
+	private static String[] composeCommand(String service) {
+		Map<String, Object> compose = new Yaml().load(ProjectFiles.read("docker/compose.yaml"));
+		Map<String, Object> definition = ((Map<String, Map<String, Object>>) compose.get("services")).get(service);
+		return ((List<String>) definition.get("command")).toArray(String[]::new);
+	}
+
+	private static void waitForInflightStreams(int count) throws Exception {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		Pattern inflight = Pattern.compile("(?m)^tokengap_inflight_streams\\{[^}]*\\} (\\d+)");
+		while (System.nanoTime() < deadline) {
+			Matcher matcher = inflight.matcher(SseRequests.get(managementUrl() + "/actuator/prometheus"));
+			int total = 0;
+			while (matcher.find()) {
+				total += Integer.parseInt(matcher.group(1));
+			}
+			if (total >= count) {
+				return;
+			}
+			Thread.sleep(50);
+		}
+		throw new AssertionError("the streams did not start within 30 s");
+	}
+
+	private static List<String> chat(int maxTokens) {
+		try {
+			return SseRequests.chat(proxyUrl(), maxTokens, "Drain");
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	private static String springStartedLine(String logs) {
+		Matcher started = Pattern.compile("Started TokengapApplication in [0-9.]+ seconds \\(process running for [0-9.]+\\)")
+			.matcher(logs);
+		return started.find() ? "Spring: " + started.group() : "no Spring start line";
+	}
+
+	static String proxyUrl() {
+		return "http://" + tokengap.getHost() + ":" + tokengap.getMappedPort(8080);
+	}
+
+	static String managementUrl() {
+		return "http://" + tokengap.getHost() + ":" + tokengap.getMappedPort(8081);
+	}
+
+}

@@ -1,0 +1,228 @@
+package dev.tokengap.deploy;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Just enough PromQL for the dashboard and rule tests: the series an expression names, the
+ * selectors it uses, Grafana's variable substitution, and the "signals" of an alert expression (what
+ * it compares, which must return data even while the alert is silent).
+ */
+final class PromQl {
+
+	private static final Pattern SERIES = Pattern
+		.compile("(?<![A-Za-z0-9_:\"$])(tokengap_[A-Za-z0-9_]+|vllm:[A-Za-z0-9_:]+|up)(?![A-Za-z0-9_:(])");
+
+	private static final Pattern SELECTOR = Pattern.compile("(tokengap_[A-Za-z0-9_]+|vllm:[A-Za-z0-9_:]+)\\s*\\{([^}]*)\\}");
+
+	private static final Pattern VARIABLE = Pattern.compile("\\$\\{(\\w+)(?::\\w+)?\\}|\\$(\\w+)");
+
+	private static final String[] COMPARISONS = { "==", "!=", ">=", "<=", ">", "<" };
+
+	private static final String[] SET_OPERATORS = { "and", "or", "unless" };
+
+	private PromQl() {
+	}
+
+	/** The {@code tokengap_*}, {@code vllm:*} and {@code up} series the expression names. */
+	static Set<String> series(String expr) {
+		Set<String> names = new LinkedHashSet<>();
+		Matcher matcher = SERIES.matcher(stripStrings(expr));
+		while (matcher.find()) {
+			names.add(matcher.group(1));
+		}
+		return names;
+	}
+
+	/** Each {@code name{matchers}} selector of a tokengap or vLLM series: name -> matcher text. */
+	static List<Map.Entry<String, String>> selectors(String expr) {
+		List<Map.Entry<String, String>> selectors = new ArrayList<>();
+		Matcher matcher = SELECTOR.matcher(expr);
+		while (matcher.find()) {
+			selectors.add(Map.entry(matcher.group(1), matcher.group(2)));
+		}
+		return selectors;
+	}
+
+	/** Replaces Grafana's {@code $name} and {@code ${name}} variables; an unknown variable fails. */
+	static String substitute(String expr, Map<String, String> values) {
+		Matcher matcher = VARIABLE.matcher(expr);
+		StringBuilder out = new StringBuilder();
+		while (matcher.find()) {
+			String name = (matcher.group(1) != null) ? matcher.group(1) : matcher.group(2);
+			String value = values.get(name);
+			if (value == null) {
+				throw new IllegalArgumentException("unknown variable $" + name + " in " + expr);
+			}
+			matcher.appendReplacement(out, Matcher.quoteReplacement(value));
+		}
+		matcher.appendTail(out);
+		return out.toString();
+	}
+
+	/**
+	 * The signals of an alert expression: for each operand of a top-level {@code and}/{@code or}/
+	 * {@code unless}, {@code (lhs) - (rhs)} of its top-level comparison, the argument of an
+	 * {@code absent(...)}, or the operand itself. Each returns data whenever the series it compares
+	 * exist and join, whether or not the alert fires.
+	 */
+	static List<String> signals(String expr) {
+		List<String> signals = new ArrayList<>();
+		for (String operand : splitTopLevel(expr.strip())) {
+			String part = unwrap(operand.strip());
+			if (part.startsWith("absent(") && closingParen(part, "absent".length()) == part.length() - 1) {
+				signals.add(part.substring("absent(".length(), part.length() - 1).strip());
+				continue;
+			}
+			int[] comparison = topLevelComparison(part);
+			if (comparison == null) {
+				signals.add(part);
+			}
+			else {
+				String lhs = part.substring(0, comparison[0]).strip();
+				String rhs = part.substring(comparison[0] + comparison[1]).strip();
+				signals.add(parenthesized(lhs) + " - " + parenthesized(rhs));
+			}
+		}
+		return signals;
+	}
+
+	private static List<String> splitTopLevel(String expr) {
+		List<String> parts = new ArrayList<>();
+		int depth = 0;
+		int start = 0;
+		boolean inBraces = false;
+		for (int i = 0; i < expr.length(); i++) {
+			char c = expr.charAt(i);
+			if (c == '"') {
+				i = endOfString(expr, i);
+				continue;
+			}
+			if (c == '{') {
+				inBraces = true;
+			}
+			else if (c == '}') {
+				inBraces = false;
+			}
+			else if (c == '(' || c == '[') {
+				depth++;
+			}
+			else if (c == ')' || c == ']') {
+				depth--;
+			}
+			else if (depth == 0 && !inBraces) {
+				String keyword = setOperatorAt(expr, i);
+				if (keyword != null) {
+					parts.add(expr.substring(start, i));
+					start = i + keyword.length();
+					i = start - 1;
+				}
+			}
+		}
+		parts.add(expr.substring(start));
+		return parts;
+	}
+
+	private static String setOperatorAt(String expr, int i) {
+		if (i > 0 && isWordChar(expr.charAt(i - 1))) {
+			return null;
+		}
+		for (String keyword : SET_OPERATORS) {
+			int end = i + keyword.length();
+			if (end <= expr.length() && expr.substring(i, end).toLowerCase(Locale.ROOT).equals(keyword)
+					&& (end == expr.length() || !isWordChar(expr.charAt(end)))) {
+				return keyword;
+			}
+		}
+		return null;
+	}
+
+	private static int[] topLevelComparison(String expr) {
+		int depth = 0;
+		boolean inBraces = false;
+		for (int i = 0; i < expr.length(); i++) {
+			char c = expr.charAt(i);
+			if (c == '"') {
+				i = endOfString(expr, i);
+				continue;
+			}
+			if (c == '{') {
+				inBraces = true;
+			}
+			else if (c == '}') {
+				inBraces = false;
+			}
+			else if (c == '(' || c == '[') {
+				depth++;
+			}
+			else if (c == ')' || c == ']') {
+				depth--;
+			}
+			else if (depth == 0 && !inBraces) {
+				for (String op : COMPARISONS) {
+					if (expr.startsWith(op, i)) {
+						return new int[] { i, op.length() };
+					}
+				}
+			}
+		}
+		return null;
+	}
+
+	private static String parenthesized(String expr) {
+		return (expr.startsWith("(") && closingParen(expr, 0) == expr.length() - 1) ? expr : "(" + expr + ")";
+	}
+
+	/** Drops parentheses around the whole operand, e.g. {@code (a > b)} -> {@code a > b}. */
+	private static String unwrap(String operand) {
+		String part = operand;
+		while (part.startsWith("(") && closingParen(part, 0) == part.length() - 1) {
+			part = part.substring(1, part.length() - 1).strip();
+		}
+		return part;
+	}
+
+	private static int closingParen(String expr, int open) {
+		int depth = 0;
+		for (int i = open; i < expr.length(); i++) {
+			char c = expr.charAt(i);
+			if (c == '"') {
+				i = endOfString(expr, i);
+			}
+			else if (c == '(') {
+				depth++;
+			}
+			else if (c == ')' && --depth == 0) {
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	private static int endOfString(String expr, int quote) {
+		for (int i = quote + 1; i < expr.length(); i++) {
+			if (expr.charAt(i) == '\\') {
+				i++;
+			}
+			else if (expr.charAt(i) == '"') {
+				return i;
+			}
+		}
+		return expr.length();
+	}
+
+	private static String stripStrings(String expr) {
+		return expr.replaceAll("\"(?:\\\\.|[^\"\\\\])*\"", "\"\"");
+	}
+
+	private static boolean isWordChar(char c) {
+		return Character.isLetterOrDigit(c) || c == '_' || c == ':';
+	}
+
+}

@@ -1,0 +1,54 @@
+package dev.tokengap.deploy;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Set;
+import java.util.TreeSet;
+
+import dev.tokengap.sim.SimulatorProperties;
+import dev.tokengap.sim.SimulatorServer;
+
+/**
+ * The vLLM series names the built-in simulator exports (as vLLM does), read once from its real
+ * {@code /metrics}.
+ */
+final class SimulatorSeries {
+
+	private static Set<String> names;
+
+	private SimulatorSeries() {
+	}
+
+	static synchronized Set<String> names() {
+		if (names == null) {
+			names = scrape();
+		}
+		return names;
+	}
+
+	private static Set<String> scrape() {
+		try (SimulatorServer simulator = SimulatorServer.start(SimulatorProperties.defaults(), "127.0.0.1", 0)) {
+			HttpResponse<String> response = HttpClient.newHttpClient()
+				.send(HttpRequest.newBuilder(URI.create(simulator.baseUrl() + "/metrics"))
+					.timeout(Duration.ofSeconds(10))
+					.build(), HttpResponse.BodyHandlers.ofString());
+			Set<String> series = new TreeSet<>();
+			response.body().lines().filter((line) -> line.startsWith("vllm:")).forEach((line) -> {
+				int end = line.indexOf('{');
+				series.add(line.substring(0, (end > 0) ? end : line.indexOf(' ')));
+			});
+			return series;
+		}
+		catch (java.io.IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}
