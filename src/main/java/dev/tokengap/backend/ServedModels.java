@@ -94,7 +94,12 @@ public final class ServedModels implements AutoCloseable {
 	public void close() {
 		Disposable s = this.schedule;
 		if (s != null) {
-			s.dispose();
+			try {
+				s.dispose();
+			}
+			catch (java.util.concurrent.RejectedExecutionException ex) {
+				// At shutdown the event loops may already be gone; nothing is left to cancel.
+			}
 		}
 	}
 
