@@ -1,0 +1,149 @@
+package dev.tokengap.bench;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import org.slf4j.ILoggerFactory;
+import org.slf4j.LoggerFactory;
+import reactor.netty.http.client.HttpClient;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code tokengap bench}: sends a streamed load to tokengap (or straight to the engine), times every
+ * SSE event as it arrives and prints {@code vllm bench serve}'s figures with tokengap's own, and,
+ * given their metrics URLs, what tokengap and the engine measured for the same run.
+ *
+ * <pre>
+ * java -jar target/tokengap-*.jar bench --base-url http://127.0.0.1:8080 --num-prompts 200 \
+ *     --request-rate 20 --tokengap-metrics http://127.0.0.1:8081/actuator/prometheus
+ * </pre>
+ */
+public final class BenchCommand {
+
+	private BenchCommand() {
+	}
+
+	/**
+	 * Runs the command.
+	 * @param args the arguments after {@code bench}
+	 * @return the exit status: 0 when the run completed with at least one successful request,
+	 * 1 when every request failed, 2 on a usage error
+	 */
+	public static int run(String[] args, PrintStream out, PrintStream err) {
+		BenchOptions options;
+		try {
+			if (args.length == 0 || List.of(args).contains("--help") || List.of(args).contains("-h")) {
+				out.print(BenchOptions.USAGE);
+				return (args.length == 0) ? 2 : 0;
+			}
+			options = BenchOptions.parse(args);
+		}
+		catch (IllegalArgumentException ex) {
+			err.println("bench: " + ex.getMessage());
+			err.print(BenchOptions.USAGE);
+			return 2;
+		}
+		quietLogging();
+		Result result = execute(options, err);
+		out.print(result.report().table());
+		if (result.comparison() != null) {
+			out.print(result.comparison().table());
+		}
+		if (options.json() != null) {
+			try {
+				Files.writeString(options.json(), json(result));
+			}
+			catch (IOException ex) {
+				err.println("bench: could not write " + options.json() + ": " + ex.getMessage());
+				return 1;
+			}
+		}
+		return (result.report().completed > 0) ? 0 : 1;
+	}
+
+	/** Runs a benchmark and returns its figures (for tests and embedding). */
+	static Result execute(BenchOptions options, PrintStream err) {
+		String model = (options.model() != null) ? options.model() : firstModel(options);
+		List<RequestPlan.Request> plan = RequestPlan.of(options, model);
+		MetricsComparison comparison = new MetricsComparison(options.tokengapMetrics(), options.engineMetrics());
+		if (comparison.enabled()) {
+			comparison.before();
+		}
+		int connections = (options.maxConcurrency() > 0) ? options.maxConcurrency() : options.numPrompts();
+		HttpClient client = LoadRun.httpClient(Math.min(connections, 10_000));
+		LoadRun.Outcome outcome;
+		try (Progress progress = new Progress(err, plan.size(), options.progress())) {
+			outcome = new LoadRun(client, options.baseUrl() + options.path(), options.maxConcurrency()).run(plan,
+					progress);
+		}
+		BenchReport report = new BenchReport(options, outcome);
+		MetricsComparison.Result compared = null;
+		if (comparison.enabled()) {
+			sleep(MetricsComparison.SETTLE);
+			compared = comparison.after(report);
+		}
+		return new Result(options, model, report, compared);
+	}
+
+	static String json(Result result) {
+		Map<String, Object> json = result.report().json();
+		json.put("model_id", result.model());
+		if (result.comparison() != null) {
+			json.put("comparison", result.comparison().json());
+		}
+		return JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build().writeValueAsString(json);
+	}
+
+	/** vLLM's client asks for the first served model when none is given. */
+	private static String firstModel(BenchOptions options) {
+		String body = HttpClient.create()
+			.get()
+			.uri(options.baseUrl() + "/v1/models")
+			.responseSingle((response, content) -> content.asString())
+			.block(Duration.ofSeconds(10));
+		JsonNode first = JsonMapper.builder().build().readTree((body != null) ? body : "{}").path("data").path(0);
+		if (!first.has("id")) {
+			throw new IllegalStateException("--model not given and " + options.baseUrl() + "/v1/models lists none");
+		}
+		return first.get("id").asString();
+	}
+
+	private static void sleep(Duration duration) {
+		try {
+			Thread.sleep(duration.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	/** Without Spring, Logback would print Netty's debug logging: keep warnings only. */
+	static void quietLogging() {
+		ILoggerFactory factory = LoggerFactory.getILoggerFactory();
+		if (factory instanceof ch.qos.logback.classic.LoggerContext logback) {
+			logback.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(ch.qos.logback.classic.Level.WARN);
+		}
+	}
+
+	public static void main(String[] args) {
+		System.exit(run(args, System.out, System.err));
+	}
+
+	/**
+	 * A run's figures.
+	 *
+	 * @param options what was run
+	 * @param model the model asked for
+	 * @param report the client's figures
+	 * @param comparison the metrics comparison, or null without metrics URLs
+	 */
+	record Result(BenchOptions options, String model, BenchReport report, MetricsComparison.Result comparison) {
+	}
+
+}

@@ -1,0 +1,60 @@
+package dev.tokengap.bench;
+
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * Mean and percentiles of a set of values, percentiles interpolated linearly between closest
+ * ranks as {@code numpy.percentile} (and so {@code vllm bench serve}) computes them.
+ *
+ * @param count values
+ * @param mean their mean, NaN when there are none
+ * @param p50 median
+ * @param p90 90th percentile
+ * @param p95 95th percentile
+ * @param p99 99th percentile
+ * @param max the largest
+ */
+record Distribution(int count, double mean, double p50, double p90, double p95, double p99, double max) {
+
+	static final Distribution EMPTY = new Distribution(0, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
+			Double.NaN, Double.NaN);
+
+	/** Summarises {@code values[0..count)}; sorts that range in place. */
+	static Distribution of(double[] values, int count) {
+		if (count == 0) {
+			return EMPTY;
+		}
+		Arrays.sort(values, 0, count);
+		double sum = 0;
+		for (int i = 0; i < count; i++) {
+			sum += values[i];
+		}
+		return new Distribution(count, sum / count, percentile(values, count, 50), percentile(values, count, 90),
+				percentile(values, count, 95), percentile(values, count, 99), values[count - 1]);
+	}
+
+	static Distribution of(double[] values) {
+		return of(values, values.length);
+	}
+
+	/** numpy's default ("linear") percentile of a sorted range. */
+	static double percentile(double[] sorted, int count, double percent) {
+		double rank = percent / 100 * (count - 1);
+		int below = (int) Math.floor(rank);
+		int above = Math.min(below + 1, count - 1);
+		double fraction = rank - below;
+		return sorted[below] + (sorted[above] - sorted[below]) * fraction;
+	}
+
+	static String format(double value) {
+		if (Double.isNaN(value)) {
+			return "-";
+		}
+		if (Double.isInfinite(value)) {
+			return "inf";
+		}
+		return String.format(Locale.ROOT, "%.2f", value);
+	}
+
+}

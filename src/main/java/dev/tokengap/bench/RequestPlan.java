@@ -1,0 +1,78 @@
+package dev.tokengap.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * The requests of one run, drawn from the seed before the first is sent: each one's arrival
+ * (Poisson: exponential gaps at the request rate, or all at once), prompt and output length.
+ */
+final class RequestPlan {
+
+	/**
+	 * Three-letter words: about one token each in common tokenizers, and exactly one (four
+	 * characters with the space) for the simulator's estimate.
+	 */
+	private static final String[] WORDS = { "the", "and", "for", "you", "not", "are", "all", "new", "one", "can",
+			"was", "had", "but", "out", "use", "day", "way", "how", "now", "see", "two", "may", "get", "any", "own",
+			"say", "old", "big", "red", "sun", "sea", "map", "cat", "dog", "box", "key" };
+
+	/**
+	 * One request to send.
+	 *
+	 * @param arrivalNanos when to send it, from the start of the run
+	 * @param promptTokens the prompt's length in tokens
+	 * @param maxTokens the output tokens asked for
+	 * @param body the JSON request body
+	 */
+	record Request(long arrivalNanos, int promptTokens, int maxTokens, String body) {
+	}
+
+	private RequestPlan() {
+	}
+
+	static List<Request> of(BenchOptions options, String model) {
+		SplittableRandom random = new SplittableRandom(options.seed());
+		List<Request> requests = new ArrayList<>(options.numPrompts());
+		double arrival = 0;
+		for (int i = 0; i < options.numPrompts(); i++) {
+			if (i > 0 && Double.isFinite(options.requestRate())) {
+				arrival += -Math.log(1 - random.nextDouble()) / options.requestRate();
+			}
+			int input = draw(random, options.inputLen());
+			int output = draw(random, options.outputLen());
+			String prompt = prompt(random, input);
+			requests.add(new Request((long) (arrival * 1e9), input, output,
+					body(options.endpoint(), model, prompt, output)));
+		}
+		return requests;
+	}
+
+	private static int draw(SplittableRandom random, BenchOptions.LengthRange range) {
+		return (range.min() == range.max()) ? range.min() : random.nextInt(range.min(), range.max() + 1);
+	}
+
+	private static String prompt(SplittableRandom random, int tokens) {
+		StringBuilder text = new StringBuilder(tokens * 4);
+		for (int i = 0; i < tokens; i++) {
+			text.append(WORDS[random.nextInt(WORDS.length)]).append(' ');
+		}
+		return text.toString();
+	}
+
+	static String body(String endpoint, String model, String prompt, int maxTokens) {
+		String common = "\"model\":" + quote(model) + ",\"max_tokens\":" + maxTokens
+				+ ",\"ignore_eos\":true,\"stream\":true,\"stream_options\":{\"include_usage\":true}";
+		if ("chat".equals(endpoint)) {
+			return "{" + common + ",\"messages\":[{\"role\":\"user\",\"content\":" + quote(prompt) + "}]}";
+		}
+		return "{" + common + ",\"prompt\":" + quote(prompt) + "}";
+	}
+
+	/** A JSON string; model names and our prompts need no escapes beyond quotes and backslashes. */
+	private static String quote(String text) {
+		return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+	}
+
+}

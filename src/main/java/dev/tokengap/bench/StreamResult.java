@@ -1,0 +1,174 @@
+package dev.tokengap.bench;
+
+import java.util.Arrays;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.util.ByteProcessor;
+
+import dev.tokengap.sse.SseEventKind;
+import dev.tokengap.sse.SseEventScanner;
+
+/**
+ * What one streamed request saw: when it was sent, when each content event arrived (one clock
+ * read per read from the socket, shared by the events that read completed) and how it ended.
+ * Filled by one connection's event loop, read once the request is over.
+ */
+final class StreamResult implements ByteProcessor {
+
+	final int promptTokens;
+
+	final int maxTokens;
+
+	private final SseEventScanner scanner = new SseEventScanner();
+
+	private final long startNanos;
+
+	private long readNanos;
+
+	private long firstContentNanos = -1;
+
+	private long lastContentNanos = -1;
+
+	private long endNanos = -1;
+
+	private long[] gaps;
+
+	private int gapCount;
+
+	private int contentEvents;
+
+	private long completionTokens = -1;
+
+	private boolean sawDone;
+
+	private String error;
+
+	StreamResult(int promptTokens, int maxTokens, long startNanos) {
+		this.promptTokens = promptTokens;
+		this.maxTokens = maxTokens;
+		this.startNanos = startNanos;
+		this.gaps = new long[Math.max(16, maxTokens)];
+	}
+
+	/** One read's bytes, arrived at {@code nanos}. */
+	void onBytes(ByteBuf buf, long nanos) {
+		this.readNanos = nanos;
+		buf.forEachByte(this);
+	}
+
+	@Override
+	public boolean process(byte value) {
+		SseEventKind kind = this.scanner.accept(value);
+		if (kind != null) {
+			onEvent(kind);
+		}
+		return true;
+	}
+
+	private void onEvent(SseEventKind kind) {
+		long tokens = this.scanner.completionTokens();
+		if (tokens >= 0) {
+			this.completionTokens = tokens;
+		}
+		switch (kind) {
+			case CONTENT -> onContent(this.readNanos);
+			case DONE -> {
+				this.sawDone = true;
+				this.endNanos = this.readNanos;
+			}
+			case ERROR -> fail("in-band error event");
+			default -> {
+			}
+		}
+	}
+
+	private void onContent(long nanos) {
+		this.contentEvents++;
+		if (this.lastContentNanos < 0) {
+			this.firstContentNanos = nanos;
+		}
+		else {
+			if (this.gapCount == this.gaps.length) {
+				this.gaps = Arrays.copyOf(this.gaps, this.gapCount * 2);
+			}
+			this.gaps[this.gapCount++] = nanos - this.lastContentNanos;
+		}
+		this.lastContentNanos = nanos;
+	}
+
+	/** The response body ended (the last read was the last byte). */
+	void complete() {
+		if (this.endNanos < 0) {
+			this.endNanos = this.readNanos;
+		}
+		if (this.error == null && !this.sawDone) {
+			fail("stream ended without data: [DONE]");
+		}
+		if (this.error == null && this.contentEvents == 0) {
+			fail("no content event");
+		}
+	}
+
+	void fail(String reason) {
+		if (this.error == null) {
+			this.error = reason;
+		}
+	}
+
+	boolean ok() {
+		return this.error == null && this.endNanos >= 0;
+	}
+
+	String error() {
+		return this.error;
+	}
+
+	double ttftMs() {
+		return (this.firstContentNanos - this.startNanos) / 1e6;
+	}
+
+	double e2elMs() {
+		return (this.endNanos - this.startNanos) / 1e6;
+	}
+
+	/** Tokens: {@code usage.completion_tokens} when the stream carried it, else content events. */
+	long outputTokens() {
+		return (this.completionTokens >= 0) ? this.completionTokens : this.contentEvents;
+	}
+
+	/** (e2e - ttft) / (tokens - 1), NaN with one token (vLLM's TPOT). */
+	double tpotMs() {
+		long tokens = outputTokens();
+		return (tokens > 1) ? (e2elMs() - ttftMs()) / (tokens - 1) : Double.NaN;
+	}
+
+	int gapCount() {
+		return this.gapCount;
+	}
+
+	long gapNanos(int i) {
+		return this.gaps[i];
+	}
+
+	long maxGapNanos() {
+		long max = 0;
+		for (int i = 0; i < this.gapCount; i++) {
+			max = Math.max(max, this.gaps[i]);
+		}
+		return max;
+	}
+
+	/** p99 gap / p50 gap, nearest rank on this stream's own gaps (as tokengap computes it). */
+	double jitterRatio() {
+		long[] sorted = Arrays.copyOf(this.gaps, this.gapCount);
+		Arrays.sort(sorted);
+		long p50 = nearestRank(sorted, 0.50);
+		return (p50 <= 0) ? Double.NaN : (double) nearestRank(sorted, 0.99) / p50;
+	}
+
+	private static long nearestRank(long[] sorted, double q) {
+		int rank = (int) Math.ceil(q * sorted.length);
+		return sorted[Math.max(0, Math.min(sorted.length, rank) - 1)];
+	}
+
+}

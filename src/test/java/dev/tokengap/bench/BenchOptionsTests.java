@@ -1,0 +1,67 @@
+package dev.tokengap.bench;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.within;
+
+/**
+ * Option parsing, SLO semantics and the percentile definition.
+ */
+class BenchOptionsTests {
+
+	@Test
+	void parsesVllmBenchServeStyleOptions() {
+		BenchOptions o = BenchOptions.parse("--base-url", "http://127.0.0.1:8080/", "--endpoint", "completions",
+				"--num-prompts", "50", "--request-rate", "inf", "--max-concurrency=8", "--input-len", "10:20",
+				"--output-len", "32", "--seed", "7", "--goodput", "ttft:500", "tpot:50", "--stall-threshold", "250");
+		assertThat(o.baseUrl()).hasToString("http://127.0.0.1:8080");
+		assertThat(o.path()).isEqualTo("/v1/completions");
+		assertThat(o.numPrompts()).isEqualTo(50);
+		assertThat(o.requestRate()).isInfinite();
+		assertThat(o.maxConcurrency()).isEqualTo(8);
+		assertThat(o.inputLen()).isEqualTo(new BenchOptions.LengthRange(10, 20));
+		assertThat(o.outputLen()).isEqualTo(new BenchOptions.LengthRange(32, 32));
+		assertThat(o.goodput()).isEqualTo(new Slo(500, 50, Double.NaN));
+		assertThat(o.stallThresholdMs()).isEqualTo(250);
+	}
+
+	@Test
+	void rejectsWhatVllmWouldReject() {
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchOptions.parse("--num-prompts", "5"))
+			.withMessageContaining("--base-url");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> BenchOptions.parse("--base-url", "http://x", "--goodput", "ttfb:5"))
+			.withMessageContaining("ttft, tpot and e2el");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> BenchOptions.parse("--base-url", "http://x", "--input-len", "20:10"));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> BenchOptions.parse("--base-url", "http://x", "--request-rate", "0"));
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchOptions.parse("--base-url", "http://x", "--nope"));
+	}
+
+	@Test
+	void aRequestIsGoodWhenItMeetsEveryGivenSlo() {
+		Slo slo = new Slo(100, 20, Double.NaN);
+		assertThat(slo.met(100, 20, 1e9)).isTrue();
+		assertThat(slo.met(100.1, 10, 0)).isFalse();
+		assertThat(slo.met(50, 20.1, 0)).isFalse();
+		// one output token: no TPOT, which vLLM counts as 0
+		assertThat(slo.met(50, Double.NaN, 0)).isTrue();
+		assertThat(Slo.NONE.met(1e9, 1e9, 1e9)).isTrue();
+		assertThat(Slo.NONE.isSet()).isFalse();
+	}
+
+	@Test
+	void percentilesInterpolateAsNumpyDoes() {
+		// numpy.percentile([1, 2, 3, 4], [50, 90, 99]) = 2.5, 3.7, 3.97
+		Distribution d = Distribution.of(new double[] { 4, 1, 3, 2 });
+		assertThat(d.p50()).isCloseTo(2.5, within(1e-12));
+		assertThat(d.p90()).isCloseTo(3.7, within(1e-12));
+		assertThat(d.p99()).isCloseTo(3.97, within(1e-12));
+		assertThat(d.mean()).isCloseTo(2.5, within(1e-12));
+		assertThat(Distribution.of(new double[0]).p50()).isNaN();
+	}
+
+}
