@@ -22,7 +22,10 @@ JAVA17=${JAVA17:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
 JAVA25=${JAVA25:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}
 BACKEND_PORT=27100 TG_PORT=27180 NGINX_PORT=27200 G1_PORT=27280 ZGC_PORT=27380
 LOADS=${LOADS:-"50:20 200:20 1000:50"}
-GC_LOADS=${GC_LOADS:-"200:20 1000:50"}
+GC_LOADS=${GC_LOADS-"200:20 1000:50"}
+# JVM flags of an optional fourth target, tokengap-tuned (same jar, same JDK 17, -Xmx256m).
+TUNED_FLAGS=${TUNED_FLAGS:-}
+TUNED_PORT=27480
 
 ls target/tokengap-*.jar >/dev/null 2>&1 || ./mvnw -q -B package -DskipTests
 JAR=$(ls target/tokengap-*.jar | head -n 1)
@@ -41,6 +44,7 @@ cleanup() {
   wait 2>/dev/null || true
 }
 trap cleanup EXIT
+trap 'echo "overhead: failed (status $?) at line $LINENO" >&2' ERR
 
 launch() { # launch JAVA MAIN ARGS... : a Java main from the jar (not the Spring app), in place
   local java=$1 main=$2; shift 2
@@ -62,6 +66,7 @@ wait_for() {
 }
 
 probe() { # probe TARGET URL STREAMS INTERVAL ROUND SESSION PIDS [MEASURE_S]
+  echo "overhead: $(date +%T) $6 round $5: $1, $3 streams x $4 ms" >&2
   (launch "$JAVA17" dev.tokengap.bench.OverheadProbe --url "$2" --target "$1" --streams "$3" \
     --interval-ms "$4" --round "$5" --session "$6" --pids "$7" --warmup-s "$WARMUP_S" \
     --measure-s "${8:-$MEASURE_S}" --out "$RESULTS") | cut -c1-240
@@ -112,6 +117,12 @@ NGINX_PIDS="$NGINX_MASTER,$NGINX_PIDS"
 
 start_tokengap tokengap "$JAVA17" $TG_PORT
 "$JAVA17" -version 2>&1 | head -n 1 >"$OUT/jdk17.txt"
+if [ -n "$TUNED_FLAGS" ]; then
+  # shellcheck disable=SC2086 # the flags are words
+  start_tokengap tuned "$JAVA17" $TUNED_PORT $TUNED_FLAGS
+  echo "$TUNED_FLAGS" >"$OUT/tuned-flags.txt"
+  RESULTS=/dev/null probe warmup "http://127.0.0.1:$TUNED_PORT" 200 20 0 warmup "" 8 >/dev/null
+fi
 
 # Warm-up (not recorded): JIT both JVMs' paths and nginx's connection pool.
 for url in "http://127.0.0.1:$TG_PORT" "http://127.0.0.1:$NGINX_PORT" "http://127.0.0.1:$BACKEND_PORT"; do
@@ -124,10 +135,18 @@ for load in $LOADS; do
     probe direct "http://127.0.0.1:$BACKEND_PORT" "$streams" "$interval" "$round" main ""
     probe tokengap "http://127.0.0.1:$TG_PORT" "$streams" "$interval" "$round" main "$tokengap_PID"
     probe nginx "http://127.0.0.1:$NGINX_PORT" "$streams" "$interval" "$round" main "$NGINX_PIDS"
+    if [ -n "$TUNED_FLAGS" ]; then
+      probe tokengap-tuned "http://127.0.0.1:$TUNED_PORT" "$streams" "$interval" "$round" main "$tuned_PID"
+    fi
   done
 done
 curl -s "http://127.0.0.1:$((TG_PORT + 1))/actuator/prometheus" >"$OUT/tokengap-main.prom"
 kill "$tokengap_PID"; kill -QUIT "$NGINX_MASTER"
+[ -n "$TUNED_FLAGS" ] && kill "$tuned_PID"
+if [ -z "$GC_LOADS" ]; then
+  python3 bench/overhead_report.py "$RESULTS" | tee "$OUT/report.md"
+  exit 0
+fi
 
 # G1 against generational ZGC (the only ZGC on JDK 25), both tokengap on JDK 25.
 start_tokengap g1 "$JAVA25" $G1_PORT -XX:+UseG1GC
