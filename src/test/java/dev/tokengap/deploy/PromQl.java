@@ -95,10 +95,25 @@ final class PromQl {
 
 	private static List<String> splitTopLevel(String expr) {
 		List<String> parts = new ArrayList<>();
-		int depth = 0;
 		int start = 0;
+		int[] found;
+		while ((found = firstTopLevel(expr, start, (i) -> setOperatorAt(expr, i))) != null) {
+			parts.add(expr.substring(start, found[0]));
+			start = found[0] + found[1];
+		}
+		parts.add(expr.substring(start));
+		return parts;
+	}
+
+	/**
+	 * The first operator at or after {@code from} that stands outside strings, label braces,
+	 * parentheses and brackets.
+	 * @return {index, length}, or null when there is none
+	 */
+	private static int[] firstTopLevel(String expr, int from, java.util.function.IntFunction<String> operatorAt) {
+		int depth = 0;
 		boolean inBraces = false;
-		for (int i = 0; i < expr.length(); i++) {
+		for (int i = from; i < expr.length(); i++) {
 			char c = expr.charAt(i);
 			if (c == '"') {
 				i = endOfString(expr, i);
@@ -117,16 +132,13 @@ final class PromQl {
 				depth--;
 			}
 			else if (depth == 0 && !inBraces) {
-				String keyword = setOperatorAt(expr, i);
-				if (keyword != null) {
-					parts.add(expr.substring(start, i));
-					start = i + keyword.length();
-					i = start - 1;
+				String operator = operatorAt.apply(i);
+				if (operator != null) {
+					return new int[] { i, operator.length() };
 				}
 			}
 		}
-		parts.add(expr.substring(start));
-		return parts;
+		return null;
 	}
 
 	private static String setOperatorAt(String expr, int i) {
@@ -144,35 +156,14 @@ final class PromQl {
 	}
 
 	private static int[] topLevelComparison(String expr) {
-		int depth = 0;
-		boolean inBraces = false;
-		for (int i = 0; i < expr.length(); i++) {
-			char c = expr.charAt(i);
-			if (c == '"') {
-				i = endOfString(expr, i);
-				continue;
-			}
-			if (c == '{') {
-				inBraces = true;
-			}
-			else if (c == '}') {
-				inBraces = false;
-			}
-			else if (c == '(' || c == '[') {
-				depth++;
-			}
-			else if (c == ')' || c == ']') {
-				depth--;
-			}
-			else if (depth == 0 && !inBraces) {
-				for (String op : COMPARISONS) {
-					if (expr.startsWith(op, i)) {
-						return new int[] { i, op.length() };
-					}
+		return firstTopLevel(expr, 0, (i) -> {
+			for (String op : COMPARISONS) {
+				if (expr.startsWith(op, i)) {
+					return op;
 				}
 			}
-		}
-		return null;
+			return null;
+		});
 	}
 
 	private static String parenthesized(String expr) {

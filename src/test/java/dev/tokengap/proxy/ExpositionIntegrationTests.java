@@ -7,7 +7,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -142,10 +141,6 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
 					HttpResponse.BodyHandlers.ofString());
 		return response.statusCode();
-	}
-
-	static String[] labels(String... pairs) {
-		return Arrays.copyOf(pairs, pairs.length);
 	}
 
 }
