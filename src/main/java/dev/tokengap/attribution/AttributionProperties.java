@@ -20,13 +20,15 @@ import org.springframework.validation.annotation.Validated;
  * prefill interference
  * @param batchGrowth running-count ratio across a gap that counts as batch growth
  * @param kvPressure KV-cache usage above which a non-empty waiting queue counts as queue pressure
+ * @param logLinesPerSecond spike log lines written per second at most (the rest are counted and
+ * the count is given in the next line; 0 logs none)
  */
 @Validated
 @ConfigurationProperties("tokengap.attribution")
 public record AttributionProperties(@DefaultValue("100ms") Duration spikeFloor,
 		@DefaultValue("4") @DecimalMin("1.0") double spikeFactor, @DefaultValue("200") @Min(1) int history,
 		@DefaultValue("1024") @Min(1) int prefillTokens, @DefaultValue("1.5") @DecimalMin("1.0") double batchGrowth,
-		@DefaultValue("0.9") double kvPressure) {
+		@DefaultValue("0.9") double kvPressure, @DefaultValue("10") @Min(0) int logLinesPerSecond) {
 
 	public AttributionProperties {
 		if (spikeFloor.isNegative() || spikeFloor.isZero()) {

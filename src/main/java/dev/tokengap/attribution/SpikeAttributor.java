@@ -45,6 +45,8 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	private final SpikeDetector detector;
 
+	private final SpikeLogLimiter logLimiter;
+
 	private final ScheduledExecutorService executor;
 
 	private final AtomicInteger pending = new AtomicInteger();
@@ -71,6 +73,7 @@ public final class SpikeAttributor implements AutoCloseable {
 		this.intervalNanos = scrapeInterval.toNanos();
 		this.delayNanos = scrapeInterval.toNanos() + scrapeTimeout.toNanos();
 		this.detector = new SpikeDetector(properties, this.firstTokens, this::submit);
+		this.logLimiter = new SpikeLogLimiter(properties.logLinesPerSecond(), clock);
 		this.executor = Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, "tokengap-attribution");
 			thread.setDaemon(true);
@@ -115,17 +118,27 @@ public final class SpikeAttributor implements AutoCloseable {
 			SpikeRecord record = SpikeRecord.of(spike, cause, evidence);
 			this.meters.recordSpike(spike.model(), cause.label(), spike.gapNanos() / 1e9);
 			keep(record);
-			if (logger.isInfoEnabled()) {
-				logger.info("spike request_id=" + record.requestId() + " model=" + record.model() + " endpoint="
-						+ record.endpoint() + " token=" + record.tokenIndex() + " gap_ms=" + record.gapMs()
-						+ " upstream_gap_ms=" + record.upstreamGapMs() + " write_delay_ms=" + record.writeDelayMs()
-						+ " socket_wait_ms=" + record.socketWaitMs()
-						+ " cause=" + record.cause() + " evidence=" + evidence);
-			}
+			log(record, evidence);
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Attributing a spike failed; streams are unaffected", ex);
 		}
+	}
+
+	private void log(SpikeRecord record, Evidence evidence) {
+		if (!logger.isInfoEnabled()) {
+			return;
+		}
+		long skipped = this.logLimiter.tryAcquire();
+		if (skipped < 0) {
+			return;
+		}
+		logger.info("spike request_id=" + record.requestId() + " model=" + record.model() + " endpoint="
+				+ record.endpoint() + " token=" + record.tokenIndex() + " gap_ms=" + record.gapMs()
+				+ " upstream_gap_ms=" + record.upstreamGapMs() + " write_delay_ms=" + record.writeDelayMs()
+				+ " socket_wait_ms=" + record.socketWaitMs() + " cause=" + record.cause() + " evidence=" + evidence
+				+ ((skipped > 0) ? " (" + skipped + " earlier spikes not logged: over "
+						+ this.properties.logLinesPerSecond() + " lines/s; all are counted and kept)" : ""));
 	}
 
 	private void keep(SpikeRecord record) {
