@@ -4,7 +4,9 @@ package dev.tokengap.attribution;
  * Picks a spike's cause from its evidence; the first rule that matches wins.
  *
  * <p>
- * The engine can only explain a gap it produced. When the event arrived from the engine on time,
+ * The engine can only explain a gap it produced. When the event arrived from the engine on time
+ * (its upstream gap, less the time tokengap's writes waited for the client and so did not read
+ * the engine, is under the threshold),
  * the cause is client backpressure if the write waited for the client's socket, and outside the
  * engine (this host) if the write was late to start, whatever the engine was doing; otherwise the engine's evidence is read in the contract's order: preemption, prefill
  * interference (other requests' prompt tokens inside the gap: long prompts), batch growth (the
@@ -17,11 +19,11 @@ final class CauseRules {
 	}
 
 	static SpikeCause decide(Spike spike, Evidence evidence, AttributionProperties properties) {
-		if (spike.upstreamGapNanos() < spike.thresholdNanos()) {
-			// On time from the engine: either the client's socket was full (the write waited) or
+		if (spike.engineGapNanos() < spike.thresholdNanos()) {
+			// On time from the engine: either the client's socket was full (writes waited) or
 			// this host was slow to get to the write at all.
-			return (2 * spike.socketWaitNanos() >= spike.writeDelayNanos()) ? SpikeCause.CLIENT_BACKPRESSURE
-					: SpikeCause.ENGINE_OTHER;
+			return (2 * spike.socketWaitNanos() >= spike.writeDelayNanos() + spike.earlierWaitNanos())
+					? SpikeCause.CLIENT_BACKPRESSURE : SpikeCause.ENGINE_OTHER;
 		}
 		if (!evidence.engineCovered()) {
 			return SpikeCause.UNKNOWN;

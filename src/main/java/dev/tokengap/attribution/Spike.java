@@ -14,11 +14,13 @@ package dev.tokengap.attribution;
  * @param arrivalNanos upstream arrival of this event
  * @param writeStartNanos when the write of this event started on the client's event loop
  * @param writeNanos client write of this event
+ * @param earlierWaitNanos time earlier writes inside the gap waited for the client's socket (the
+ * engine is not read meanwhile)
  * @param epochMillis wall-clock time of the write, for the record
  */
 record Spike(String requestId, String model, String endpoint, int tokenIndex, long thresholdNanos,
 		long previousArrivalNanos, long previousWriteNanos, long arrivalNanos, long writeStartNanos, long writeNanos,
-		long epochMillis) {
+		long earlierWaitNanos, long epochMillis) {
 
 	long gapNanos() {
 		return this.writeNanos - this.previousWriteNanos;
@@ -28,13 +30,24 @@ record Spike(String requestId, String model, String endpoint, int tokenIndex, lo
 		return this.arrivalNanos - this.previousArrivalNanos;
 	}
 
+	/**
+	 * The part of the upstream gap that the engine took: tokengap does not read the engine while
+	 * a write waits for the client's socket.
+	 */
+	long engineGapNanos() {
+		return upstreamGapNanos() - this.earlierWaitNanos;
+	}
+
 	long writeDelayNanos() {
 		return this.writeNanos - this.arrivalNanos;
 	}
 
-	/** Time the write waited for the client's socket (the part of the write delay after it started). */
+	/**
+	 * Time the writes inside the gap waited for the client's socket: this event's (the part of its
+	 * write delay after the write started) and earlier ones'.
+	 */
 	long socketWaitNanos() {
-		return this.writeNanos - this.writeStartNanos;
+		return this.writeNanos - this.writeStartNanos + this.earlierWaitNanos;
 	}
 
 }

@@ -35,7 +35,7 @@ final class SpikeDetector implements GapObserver {
 
 	@Override
 	public void gap(StreamTimer timer, String requestId, String model, String endpoint, long previousArrivalNanos,
-			long arrivalNanos, long writeStartNanos, long writeNanos) {
+			long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
 		long previousWrite = timer.lastContentNanos();
 		long gap = writeNanos - previousWrite;
 		if (gap < this.floorNanos) {
@@ -47,7 +47,7 @@ final class SpikeDetector implements GapObserver {
 		}
 		if (gap >= threshold) {
 			this.spikes.accept(new Spike(requestId, model, endpoint, timer.contentEvents(), threshold,
-					previousArrivalNanos, previousWrite, arrivalNanos, writeStartNanos, writeNanos,
+					previousArrivalNanos, previousWrite, arrivalNanos, writeStartNanos, writeNanos, earlierWaitNanos,
 					System.currentTimeMillis()));
 		}
 	}

@@ -15,7 +15,7 @@ import java.time.Instant;
  * @param thresholdMs the spike threshold that applied
  * @param upstreamGapMs the same gap as it arrived from the engine
  * @param writeDelayMs client write time minus upstream arrival of the event
- * @param socketWaitMs the part of the write delay spent waiting for the client's socket
+ * @param socketWaitMs time writes inside the gap spent waiting for the client's socket
  * @param cause the attributed cause
  * @param evidence everything gathered, whatever the cause
  */

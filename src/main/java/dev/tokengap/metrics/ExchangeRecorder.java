@@ -103,11 +103,13 @@ public final class ExchangeRecorder {
 	 * @param arrivalNanos when its last byte was read from upstream
 	 * @param writeStartNanos when its write to the client started
 	 * @param writeNanos when its write to the client completed
+	 * @param earlierWaitNanos how long earlier writes since the previous content event waited for
+	 * the client's socket (see {@link GapObserver#gap})
 	 */
-	public void contentWritten(long arrivalNanos, long writeStartNanos, long writeNanos) {
+	public void contentWritten(long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
 		try {
 			StreamMeters m = meters();
-			notifyObserver(arrivalNanos, writeStartNanos, writeNanos);
+			notifyObserver(arrivalNanos, writeStartNanos, writeNanos, earlierWaitNanos);
 			long gap = this.timer.onContent(writeNanos);
 			if (gap < 0) {
 				m.ttft.observe(this.timer.timeToFirstTokenNanos() / 1e9);
@@ -125,14 +127,14 @@ public final class ExchangeRecorder {
 		}
 	}
 
-	private void notifyObserver(long arrivalNanos, long writeStartNanos, long writeNanos) {
+	private void notifyObserver(long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
 		GapObserver observer = this.catalogue.gapObserver();
 		if (this.timer.contentEvents() == 0) {
 			observer.firstContent(arrivalNanos, writeNanos, this.promptTokens);
 		}
 		else {
 			observer.gap(this.timer, this.requestId, this.model, this.endpoint.label(), this.lastArrivalNanos,
-					arrivalNanos, writeStartNanos, writeNanos);
+					arrivalNanos, writeStartNanos, writeNanos, earlierWaitNanos);
 		}
 		this.lastArrivalNanos = arrivalNanos;
 	}

@@ -60,6 +60,9 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private long pendingTokens = -1;
 
+	/** Socket wait of the writes since the last content event (bytes of no content event). */
+	private long earlierWaitNanos;
+
 	private long lastWriteNanos = -1;
 
 	private boolean writing;
@@ -173,8 +176,12 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	private void recordWrite(long writeNanos) {
 		this.lastWriteNanos = writeNanos;
 		this.recorder.bodyWritten(writeNanos);
+		if (this.pendingContent == 0) {
+			this.earlierWaitNanos += writeNanos - this.writeStartNanos;
+		}
 		for (int i = 0; i < this.pendingContent; i++) {
-			this.recorder.contentWritten(this.arrivalNanos, this.writeStartNanos, writeNanos);
+			this.recorder.contentWritten(this.arrivalNanos, this.writeStartNanos, writeNanos, this.earlierWaitNanos);
+			this.earlierWaitNanos = 0;
 		}
 		if (this.pendingTokens >= 0) {
 			this.recorder.completionTokens(this.pendingTokens);

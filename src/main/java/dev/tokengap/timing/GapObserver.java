@@ -16,7 +16,7 @@ public interface GapObserver {
 
 		@Override
 		public void gap(StreamTimer timer, String requestId, String model, String endpoint, long previousArrivalNanos,
-				long arrivalNanos, long writeStartNanos, long writeNanos) {
+				long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
 		}
 
 	};
@@ -40,8 +40,12 @@ public interface GapObserver {
 	 * @param arrivalNanos when this event arrived from upstream
 	 * @param writeStartNanos when its write to the client started (on the client's event loop)
 	 * @param writeNanos when this event's write to the client completed
+	 * @param earlierWaitNanos time that earlier writes inside this gap (bytes of no content event,
+	 * such as the first part of an event split across upstream buffers) waited for the client's
+	 * socket: while a write waits, the engine is not read, so this much of the upstream gap is the
+	 * client's, not the engine's
 	 */
 	void gap(StreamTimer timer, String requestId, String model, String endpoint, long previousArrivalNanos,
-			long arrivalNanos, long writeStartNanos, long writeNanos);
+			long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos);
 
 }
