@@ -1,7 +1,9 @@
 package dev.tokengap.proxy;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.timeout.ReadTimeoutException;
@@ -135,7 +137,30 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		ByteBuf buf = this.inFlight;
 		this.inFlight = null;
 		this.writeStartNanos = this.clock.nanoTime();
-		this.client.writeAndFlush(buf).addListener(this);
+		if (!nothingPending()) {
+			this.client.writeAndFlush(buf).addListener(this);
+			return;
+		}
+		// The usual case: the socket takes the whole buffer inside this call. A void promise spares
+		// a promise and a listener call per event (and the encoder's promise combiner); whether the
+		// write completed is read from the outbound buffer afterwards. A failed write fires
+		// exceptionCaught and closes the channel instead, which ends the stream through closeFuture.
+		this.client.writeAndFlush(buf, this.client.voidPromise());
+		if (!this.client.isActive()) {
+			return;
+		}
+		if (nothingPending()) {
+			written();
+		}
+		else {
+			// The client's socket is full: completes once everything before it has been written.
+			this.client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(this);
+		}
+	}
+
+	private boolean nothingPending() {
+		ChannelOutboundBuffer outbound = this.client.unsafe().outboundBuffer();
+		return outbound != null && outbound.totalPendingWriteBytes() == 0;
 	}
 
 	@Override
@@ -159,11 +184,16 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			clientGone();
 			return;
 		}
-		this.writing = false;
 		if (!future.isSuccess()) {
+			this.writing = false;
 			finish(StreamOutcome.CLIENT_CANCELLED);
 			return;
 		}
+		written();
+	}
+
+	private void written() {
+		this.writing = false;
 		recordWrite(this.clock.nanoTime());
 		if (this.upstreamEnded) {
 			upstreamTerminated();
