@@ -116,7 +116,7 @@ final class ProxyExchange {
 		// About four bytes of request per prompt token: only used to weigh other streams' prefills.
 		this.recorder.identify(this.requestId, body.readableBytes() / 4);
 		return this.handler.upstream()
-			.exchange(this.in, body, this.requestId, this::respond)
+			.exchange(this.in, this.channel.eventLoop(), body, this.requestId, this::respond)
 			.doFinally((signal) -> body.release());
 	}
 

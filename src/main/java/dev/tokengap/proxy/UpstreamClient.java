@@ -4,12 +4,17 @@ import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
@@ -21,10 +26,16 @@ import reactor.netty.http.client.HttpClientResponse;
 import reactor.netty.http.client.PrematureCloseException;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.resources.ConnectionProvider;
+import reactor.netty.resources.LoopResources;
 
 /**
  * Sends a client's request to the engine with the same method, path, query, end-to-end headers
  * and body bytes, and hands the response to a callback as soon as its headers arrive.
+ * <p>
+ * Each event loop has its own connection pool, and its upstream connections run on that loop: an
+ * exchange's client and engine connections then share one thread, so relaying a chunk never hands
+ * it to another loop (a task queue and an eventfd wake-up per event, and a wait for the scheduler
+ * on a busy host). nginx keeps its upstream keep-alive pools per worker for the same reason.
  */
 public final class UpstreamClient {
 
@@ -33,9 +44,11 @@ public final class UpstreamClient {
 
 	private static final Object HEADERS_IN = new Object();
 
-	private final HttpClient client;
+	private final Map<EventLoop, HttpClient> clients = new ConcurrentHashMap<>();
 
-	private final ConnectionProvider provider;
+	private final List<ConnectionProvider> providers = new CopyOnWriteArrayList<>();
+
+	private final int connectionsPerLoop;
 
 	private final String base;
 
@@ -51,13 +64,26 @@ public final class UpstreamClient {
 		String path = (url.getRawPath() == null) ? "" : url.getRawPath();
 		this.base = url.getScheme() + "://" + url.getRawAuthority()
 				+ (path.endsWith("/") ? path.substring(0, path.length() - 1) : path);
-		this.provider = ConnectionProvider.builder("tokengap-upstream")
-			.maxConnections(properties.maxConnections())
+		this.connectionsPerLoop = Math.max(1,
+				(properties.maxConnections() + LoopResources.DEFAULT_IO_WORKER_COUNT - 1)
+						/ LoopResources.DEFAULT_IO_WORKER_COUNT);
+	}
+
+	private HttpClient clientOn(EventLoop loop) {
+		HttpClient client = this.clients.get(loop);
+		return (client != null) ? client : this.clients.computeIfAbsent(loop, this::newClient);
+	}
+
+	private HttpClient newClient(EventLoop loop) {
+		ConnectionProvider provider = ConnectionProvider.builder("tokengap-upstream-" + this.providers.size())
+			.maxConnections(this.connectionsPerLoop)
 			.pendingAcquireMaxCount(-1)
-			.maxIdleTime(properties.maxIdleTime())
+			.maxIdleTime(this.properties.maxIdleTime())
 			.build();
-		this.client = HttpClient.create(this.provider)
-			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) properties.connectTimeout().toMillis())
+		this.providers.add(provider);
+		return HttpClient.create(provider)
+			.runOn(loop)
+			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) this.properties.connectTimeout().toMillis())
 			.keepAlive(true)
 			.compress(false)
 			.followRedirect(false)
@@ -68,6 +94,7 @@ public final class UpstreamClient {
 	/**
 	 * Forwards a request.
 	 * @param in the client's request (method, URI, headers)
+	 * @param loop the client connection's event loop, which the engine connection will run on
 	 * @param body the body bytes read from the client (not released here)
 	 * @param requestId the request id to send as {@code X-Request-Id}
 	 * @param onResponse called on the upstream connection's loop when the response headers arrive;
@@ -75,10 +102,10 @@ public final class UpstreamClient {
 	 * @return completes with the exchange; errors before the response headers are
 	 * {@link UpstreamUnavailableException} or {@link UpstreamTimeoutException}
 	 */
-	Mono<Void> exchange(HttpServerRequest in, ByteBuf body, String requestId,
+	Mono<Void> exchange(HttpServerRequest in, EventLoop loop, ByteBuf body, String requestId,
 			BiFunction<HttpClientResponse, Connection, Mono<Void>> onResponse) {
 		HttpMethod method = in.method();
-		return this.client.request(method)
+		return clientOn(loop).request(method)
 			.uri(this.base + in.uri())
 			.send((request, out) -> {
 				HttpHeaders headers = request.requestHeaders();
@@ -149,9 +176,12 @@ public final class UpstreamClient {
 		return this.base;
 	}
 
-	/** Closes the connection pool. */
+	/** Closes the connection pools. */
 	public void close() {
-		this.provider.disposeLater().block(java.time.Duration.ofSeconds(5));
+		Flux.fromIterable(this.providers)
+			.flatMap(ConnectionProvider::disposeLater)
+			.then()
+			.block(java.time.Duration.ofSeconds(5));
 	}
 
 }

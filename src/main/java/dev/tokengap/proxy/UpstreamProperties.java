@@ -18,7 +18,7 @@ import org.springframework.validation.annotation.Validated;
  * @param idleTimeout longest silence between two response chunks once streaming (the stream then
  * fails with outcome {@code upstream_timeout}); never a total deadline
  * @param connectTimeout longest wait for a TCP connection
- * @param maxConnections most pooled connections to the engine
+ * @param maxConnections most pooled connections to the engine, split evenly across the event loops
  * @param maxIdleTime pooled connections idle longer are closed; keep it below the engine's
  * keep-alive (uvicorn in vLLM: 5s) so a request never lands on a connection being closed
  */
