@@ -26,6 +26,10 @@ GC_LOADS=${GC_LOADS-"200:20 1000:50"}
 # JVM flags of an optional fourth target, tokengap-tuned (same jar, same JDK 17, -Xmx256m).
 TUNED_FLAGS=${TUNED_FLAGS:-}
 TUNED_PORT=27480
+# An earlier build of tokengap as another target, tokengap-before (same JDK 17, -Xmx256m): before
+# against after in one session.
+BEFORE_JAR=${BEFORE_JAR:-}
+BEFORE_PORT=27580
 
 ls target/tokengap-*.jar >/dev/null 2>&1 || ./mvnw -q -B package -DskipTests
 JAR=$(ls target/tokengap-*.jar | head -n 1)
@@ -53,7 +57,7 @@ launch() { # launch JAVA MAIN ARGS... : a Java main from the jar (not the Spring
 
 start_tokengap() { # start_tokengap NAME JAVA PORT JVM-FLAGS...
   local name=$1 java=$2 port=$3; shift 3
-  "$java" -Xmx256m "$@" -jar "$JAR" --server.port="$port" --management.server.port=$((port + 1)) \
+  "$java" -Xmx256m "$@" -jar "${START_JAR:-$JAR}" --server.port="$port" --management.server.port=$((port + 1)) \
     --tokengap.upstream.url=http://127.0.0.1:$BACKEND_PORT >"$OUT/$name.log" 2>&1 &
   PIDS+=($!)
   eval "${name}_PID=$!"
@@ -124,6 +128,12 @@ if [ -n "$TUNED_FLAGS" ]; then
   RESULTS=/dev/null probe warmup "http://127.0.0.1:$TUNED_PORT" 200 20 0 warmup "" 8 >/dev/null
 fi
 
+if [ -n "$BEFORE_JAR" ]; then
+  START_JAR=$BEFORE_JAR start_tokengap before "$JAVA17" $BEFORE_PORT
+  echo "$BEFORE_JAR" >"$OUT/before-jar.txt"
+  RESULTS=/dev/null probe warmup "http://127.0.0.1:$BEFORE_PORT" 200 20 0 warmup "" 8 >/dev/null
+fi
+
 # Warm-up (not recorded): JIT both JVMs' paths and nginx's connection pool.
 for url in "http://127.0.0.1:$TG_PORT" "http://127.0.0.1:$NGINX_PORT" "http://127.0.0.1:$BACKEND_PORT"; do
   RESULTS=/dev/null probe warmup "$url" 200 20 0 warmup "" 8 >/dev/null
@@ -138,11 +148,15 @@ for load in $LOADS; do
     if [ -n "$TUNED_FLAGS" ]; then
       probe tokengap-tuned "http://127.0.0.1:$TUNED_PORT" "$streams" "$interval" "$round" main "$tuned_PID"
     fi
+    if [ -n "$BEFORE_JAR" ]; then
+      probe tokengap-before "http://127.0.0.1:$BEFORE_PORT" "$streams" "$interval" "$round" main "$before_PID"
+    fi
   done
 done
 curl -s "http://127.0.0.1:$((TG_PORT + 1))/actuator/prometheus" >"$OUT/tokengap-main.prom"
 kill "$tokengap_PID"; kill -QUIT "$NGINX_MASTER"
 [ -n "$TUNED_FLAGS" ] && kill "$tuned_PID"
+[ -n "$BEFORE_JAR" ] && kill "$before_PID"
 if [ -z "$GC_LOADS" ]; then
   python3 bench/overhead_report.py "$RESULTS" | tee "$OUT/report.md"
   exit 0
