@@ -1,6 +1,10 @@
 package dev.tokengap.proxy;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -8,9 +12,13 @@ import reactor.netty.Connection;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
+import dev.tokengap.testsupport.BufferMemory;
+import dev.tokengap.testsupport.GeneratedBody;
+import dev.tokengap.testsupport.HealthyStream;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.StreamingClient;
+import dev.tokengap.testsupport.StreamingClient.Digest;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -22,7 +30,8 @@ import static org.awaitility.Awaitility.await;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.upstream.idle-timeout=500ms",
-				"tokengap.metrics.models=m-reset,m-idle,m-nodone" })
+				"tokengap.upstream.response-timeout=1s",
+				"tokengap.metrics.models=m-reset,m-idle,m-nodone,m-slow,m-huge,m-healthy" })
 class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
@@ -72,6 +81,61 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(metrics().value("tokengap_streams_total", "model_name", "m-nodone",
 					"outcome", "completed")).isEqualTo(1));
+	}
+
+	@Test
+	void anEngineSlowerToSendHeadersThanTheResponseTimeoutIsAnsweredGatewayTimeout() throws Exception {
+		AtomicReference<CompletableFuture<Void>> engineConnectionClosed = new AtomicReference<>();
+		upstream.handle((req, res) -> {
+			engineConnectionClosed.set(ScriptedUpstream.closed(res));
+			return Mono.delay(Duration.ofSeconds(30)).then(res.status(200).send().then());
+		});
+		HealthyStream.script(upstream);
+		HealthyStream healthy = HealthyStream.start(this.port, "m-healthy");
+		long start = System.nanoTime();
+		Recording recording = post("m-slow");
+		Duration took = Duration.ofNanos(System.nanoTime() - start);
+		assertThat(recording.status()).isEqualTo(504);
+		assertThat(recording.headers().get("content-type")).isEqualTo("application/json");
+		assertThat(recording.text()).isEqualTo("{\"error\":{\"message\":\"The engine sent no response headers within "
+				+ "PT1S (tokengap.upstream.response-timeout)\",\"type\":\"GatewayTimeoutError\",\"param\":null,"
+				+ "\"code\":504}}");
+		assertThat(took).as("answered at the timeout, not the engine's 30 s").isLessThan(Duration.ofSeconds(10));
+		engineConnectionClosed.get().get(5, TimeUnit.SECONDS);
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+			PrometheusText metrics = metrics();
+			assertThat(metrics.value("tokengap_requests_total", "model_name", "m-slow", "status", "504")).isEqualTo(1);
+			assertThat(metrics.value("tokengap_requests_total", "model_name", "m-slow")).isEqualTo(1);
+		});
+		healthy.assertWhole();
+	}
+
+	@Test
+	void aHundredMegabyteBodyReachesTheClientWholeWhileTokengapHoldsBoundedMemory() throws Exception {
+		GeneratedBody body = new GeneratedBody(100L * 1024 * 1024, 64 * 1024);
+		upstream.handle((req, res) -> {
+			res.header("content-type", "application/json").header("content-length", Long.toString(body.size()));
+			return ScriptedUpstream.writeAll(res, body.chunks(), new AtomicLong());
+		});
+		HealthyStream.script(upstream);
+		HealthyStream healthy = HealthyStream.start(this.port, "m-healthy");
+		Digest digest;
+		long peak;
+		try (BufferMemory memory = BufferMemory.sample()) {
+			digest = StreamingClient.digest("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+					"{\"model\":\"m-huge\"}");
+			peak = memory.peakGrowth();
+		}
+		System.out.printf("100 MB body: peak buffer memory %d bytes above the baseline%n", peak);
+		assertThat(digest.failure()).isNull();
+		assertThat(digest.status()).isEqualTo(200);
+		assertThat(digest.length()).isEqualTo(body.size());
+		assertThat(digest.crc32()).isEqualTo(body.checksum());
+		assertThat(peak).as("a body aggregated anywhere would hold 100 MB").isLessThan(16L * 1024 * 1024);
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(metrics().value("tokengap_requests_total", "model_name", "m-huge", "status",
+					"200")).isEqualTo(1));
+		healthy.assertWhole();
 	}
 
 	static String chunk(String text) {
