@@ -70,11 +70,11 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 		// The engine has written part of its last event, or all of it and [DONE], but not yet
 		// the end of its body.
 		String last = model.equals("m-last-event") ? "data: {\"choices\":[{\"index\":0,\"delta\":{\"cont"
-				: UpstreamFaultIntegrationTests.chunk("two") + "data: [DONE]\n\n";
+				: ScriptedUpstream.chatEvent("two") + "data: [DONE]\n\n";
 		upstream.handle((req, res) -> {
 			this.engineConnectionClosed.set(ScriptedUpstream.closed(res));
 			return ScriptedUpstream
-				.play(res, Step.list(Step.of(0, UpstreamFaultIntegrationTests.chunk("one")), Step.of(20, last)),
+				.play(res, Step.list(Step.of(0, ScriptedUpstream.chatEvent("one")), Step.of(20, last)),
 						(nanos) -> {
 						})
 				.then(Mono.never());
@@ -183,7 +183,7 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 
 	/** SSE events, 16 KB at a time, as fast as the connection takes them. */
 	private static Flux<byte[]> events(long total) {
-		String event = UpstreamFaultIntegrationTests.chunk("x".repeat(200));
+		String event = ScriptedUpstream.chatEvent("x".repeat(200));
 		byte[] block = event.repeat(16 * 1024 / event.length()).getBytes(StandardCharsets.UTF_8);
 		return Flux.range(0, (int) (total / block.length)).map((i) -> block);
 	}

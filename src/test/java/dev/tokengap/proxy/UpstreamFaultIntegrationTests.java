@@ -39,7 +39,7 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 		upstream.handle((req, res) -> {
 			res.header("content-type", "text/event-stream");
 			return res.then()
-				.then(ScriptedUpstream.write(res, chunk("one").getBytes()))
+				.then(ScriptedUpstream.write(res, ScriptedUpstream.chatEvent("one").getBytes()))
 				.then(Mono.delay(Duration.ofMillis(50)))
 				.then(Mono.fromRunnable(() -> ((Connection) res).channel().close()));
 		});
@@ -57,7 +57,7 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 		upstream.handle((req, res) -> {
 			res.header("content-type", "text/event-stream");
 			return res.then()
-				.then(ScriptedUpstream.write(res, chunk("one").getBytes()))
+				.then(ScriptedUpstream.write(res, ScriptedUpstream.chatEvent("one").getBytes()))
 				.then(Mono.delay(Duration.ofSeconds(5)))
 				.then();
 		});
@@ -74,9 +74,9 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void anUpstreamThatEndsItsBodyWithoutDoneIsPassedOnAsItIs() {
-		upstream.stream(ScriptedUpstream.Step.list(ScriptedUpstream.Step.of(0, chunk("one"))));
+		upstream.stream(ScriptedUpstream.Step.list(ScriptedUpstream.Step.of(0, ScriptedUpstream.chatEvent("one"))));
 		Recording recording = post("m-nodone");
-		assertThat(recording.text()).isEqualTo(chunk("one"));
+		assertThat(recording.text()).isEqualTo(ScriptedUpstream.chatEvent("one"));
 		assertThat(recording.failure()).as("the HTTP body itself ended cleanly").isNull();
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(metrics().value("tokengap_streams_total", "model_name", "m-nodone",
@@ -136,10 +136,6 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 			.untilAsserted(() -> assertThat(metrics().value("tokengap_requests_total", "model_name", "m-huge", "status",
 					"200")).isEqualTo(1));
 		healthy.assertWhole();
-	}
-
-	static String chunk(String text) {
-		return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text + "\"}}]}\n\n";
 	}
 
 	private PrometheusText metrics() {

@@ -158,6 +158,11 @@ public final class ScriptedUpstream implements AutoCloseable {
 		return closed;
 	}
 
+	/** A chat completion chunk event carrying {@code text} as its content. */
+	public static String chatEvent(String text) {
+		return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text + "\"}}]}\n\n";
+	}
+
 	/** Answers every request with a fixed status, content type and body. */
 	public void respond(int status, String contentType, String body) {
 		handle((req, res) -> res.status(status)
