@@ -98,6 +98,19 @@ public final class RawHttpClient implements AutoCloseable {
 		return this.receivedBytes;
 	}
 
+	/** Everything received so far, one char per byte. */
+	public String received() {
+		return this.received.toString();
+	}
+
+	/**
+	 * Reads what arrives within the wait.
+	 * @return the bytes read, 0 when nothing came, -1 when the connection closed
+	 */
+	public int readWithin(Duration wait) {
+		return readSome((int) wait.toMillis());
+	}
+
 	private int readSome(int timeoutMillis) {
 		byte[] buffer = new byte[8192];
 		try {
