@@ -2,7 +2,6 @@ package dev.tokengap.proxy;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,7 +16,6 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
@@ -96,7 +94,7 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 		upstream.handle((req, res) -> {
 			this.engineConnectionClosed.set(ScriptedUpstream.closed(res));
 			res.header("content-type", "text/event-stream");
-			return ScriptedUpstream.writeAll(res, events(wanted), written);
+			return ScriptedUpstream.writeAll(res, ScriptedUpstream.chatEvents(wanted), written);
 		});
 		HealthyStream healthy = startHealthyStream();
 		try (BufferMemory memory = BufferMemory.sample(); RawHttpClient client = RawHttpClient.connect(this.port, 16 * 1024)) {
@@ -171,7 +169,7 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	/** Waits until the engine's written count stops growing for a second. */
-	private static void awaitStalled(AtomicLong written) {
+	static void awaitStalled(AtomicLong written) {
 		long[] last = { -1 };
 		await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofSeconds(1)).until(() -> {
 			long now = written.get();
@@ -179,13 +177,6 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 			last[0] = now;
 			return stalled;
 		});
-	}
-
-	/** SSE events, 16 KB at a time, as fast as the connection takes them. */
-	private static Flux<byte[]> events(long total) {
-		String event = ScriptedUpstream.chatEvent("x".repeat(200));
-		byte[] block = event.repeat(16 * 1024 / event.length()).getBytes(StandardCharsets.UTF_8);
-		return Flux.range(0, (int) (total / block.length)).map((i) -> block);
 	}
 
 	private static long openDescriptors() {

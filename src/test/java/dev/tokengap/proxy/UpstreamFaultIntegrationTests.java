@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.Connection;
 
@@ -16,6 +17,7 @@ import dev.tokengap.testsupport.BufferMemory;
 import dev.tokengap.testsupport.GeneratedBody;
 import dev.tokengap.testsupport.HealthyStream;
 import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Digest;
@@ -31,7 +33,7 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.upstream.idle-timeout=500ms",
 				"tokengap.upstream.response-timeout=1s",
-				"tokengap.metrics.models=m-reset,m-idle,m-nodone,m-slow,m-huge,m-healthy" })
+				"tokengap.metrics.models=m-reset,m-idle,m-nodone,m-slow,m-huge,m-paused,m-healthy" })
 class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
@@ -136,6 +138,28 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 			.untilAsserted(() -> assertThat(metrics().value("tokengap_requests_total", "model_name", "m-huge", "status",
 					"200")).isEqualTo(1));
 		healthy.assertWhole();
+	}
+
+	@Test
+	void anEngineHeldBackByAClientPausedLongerThanTheIdleTimeoutIsNotTimedOut() {
+		AtomicLong written = new AtomicLong();
+		upstream.handle((req, res) -> {
+			res.header("content-type", "text/event-stream");
+			return ScriptedUpstream.writeAll(res, ScriptedUpstream.chatEvents(16L * 1024 * 1024)
+				.concatWith(Flux.just("data: [DONE]\n\n".getBytes())), written);
+		});
+		try (RawHttpClient client = RawHttpClient.connect(this.port, 16 * 1024)) {
+			client.send(RawHttpClient.post("/v1/chat/completions", "{\"model\":\"m-paused\",\"stream\":true}"));
+			client.readUntil("data: ", Duration.ofSeconds(5));
+			// The engine's writes stall for over a second, twice the idle timeout: backpressure.
+			ClientFaultIntegrationTests.awaitStalled(written);
+			assertThat(written.get()).as("the engine is held back").isLessThan(16L * 1024 * 1024);
+			String body = client.readUntil("data: [DONE]\n\n\r\n0\r\n\r\n", Duration.ofSeconds(15));
+			assertThat(body).as("every byte, then the body's clean end").hasSizeGreaterThan(16 * 1024 * 1024 - 16 * 1024);
+		}
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(metrics().value("tokengap_streams_total", "model_name", "m-paused",
+					"outcome", "completed")).isEqualTo(1));
 	}
 
 	private PrometheusText metrics() {

@@ -71,9 +71,13 @@ public final class RawHttpClient implements AutoCloseable {
 	 */
 	public String readUntil(String marker, Duration wait) {
 		long deadline = System.nanoTime() + wait.toNanos();
-		while (this.received.indexOf(marker) < 0) {
+		int from = 0;
+		while (this.received.indexOf(marker, from) < 0) {
+			// Only the new bytes can complete the marker: a long body is searched once.
+			from = Math.max(0, this.received.length() - marker.length());
 			if (System.nanoTime() > deadline || readSome(200) < 0) {
-				throw new AssertionError("'" + marker + "' did not arrive; received: " + this.received);
+				throw new AssertionError("'" + marker + "' did not arrive; received " + this.received.length()
+						+ " bytes, ending: " + this.received.substring(Math.max(0, this.received.length() - 500)));
 			}
 		}
 		return this.received.toString();

@@ -163,6 +163,16 @@ public final class ScriptedUpstream implements AutoCloseable {
 		return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text + "\"}}]}\n\n";
 	}
 
+	/**
+	 * Chat chunk events, 16 KB at a time, for {@link #writeAll}.
+	 * @param total about how many bytes in all
+	 */
+	public static Flux<byte[]> chatEvents(long total) {
+		String event = chatEvent("x".repeat(200));
+		byte[] block = event.repeat(16 * 1024 / event.length()).getBytes(StandardCharsets.UTF_8);
+		return Flux.range(0, (int) (total / block.length)).map((i) -> block);
+	}
+
 	/** Answers every request with a fixed status, content type and body. */
 	public void respond(int status, String contentType, String body) {
 		handle((req, res) -> res.status(status)
