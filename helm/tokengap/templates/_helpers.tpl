@@ -56,7 +56,7 @@ tokengap.dev/mode: {{ include "tokengap.mode" . }}
 {{/* Pod grace period: tokengap's preStop pause + its drain + a margin for the JVM to exit. */}}
 {{- define "tokengap.terminationGracePeriodSeconds" -}}
 {{- if lt (int .Values.terminationGraceMarginSeconds) 1 }}
-{{- fail "terminationGraceMarginSeconds must be at least 1: with none the kubelet kills the pod the moment the drain ends, before the JVM exits" }}
+{{- fail "terminationGraceMarginSeconds must be at least 1: the JVM needs time to exit after the drain" }}
 {{- end }}
 {{- add (int .Values.preStopSleepSeconds) (int .Values.drainTimeout) (int .Values.terminationGraceMarginSeconds) }}
 {{- end }}

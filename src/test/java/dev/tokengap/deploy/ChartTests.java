@@ -105,7 +105,8 @@ class ChartTests {
 				{ "drainTimeout=5", "preStopSleepSeconds=0", "terminationGraceMarginSeconds=1" } }) {
 			Map<String, Object> pod = render(values).podSpec();
 			Map<String, Object> tokengap = container(pod, "tokengap");
-			int drain = Integer.parseInt(env(tokengap).get("SPRING_LIFECYCLE_TIMEOUTPERSHUTDOWNPHASE").replace("s", ""));
+			String phase = env(tokengap).get("SPRING_LIFECYCLE_TIMEOUTPERSHUTDOWNPHASE");
+			int drain = Integer.parseInt(phase.replace("s", ""));
 			int preStop = Integer.parseInt(preStop(tokengap).get(1));
 			assertThat((Integer) pod.get("terminationGracePeriodSeconds")).as("grace period for %s", List.of(values))
 				.isGreaterThan(preStop + drain);

@@ -97,7 +97,8 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 			return ScriptedUpstream.writeAll(res, ScriptedUpstream.chatEvents(wanted), written);
 		});
 		HealthyStream healthy = startHealthyStream();
-		try (BufferMemory memory = BufferMemory.sample(); RawHttpClient client = RawHttpClient.connect(this.port, 16 * 1024)) {
+		try (BufferMemory memory = BufferMemory.sample();
+				RawHttpClient client = RawHttpClient.connect(this.port, 16 * 1024)) {
 			client.send(RawHttpClient.post(CHAT, request("m-not-reading")));
 			client.readUntil("data: ", Duration.ofSeconds(5));
 			long read = client.receivedBytes();

@@ -29,6 +29,7 @@ import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * On shutdown (what SIGTERM triggers) a stream in flight finishes, whole, within the drain time;
@@ -46,8 +47,7 @@ class GracefulShutdownIntegrationTests {
 			.post("http://127.0.0.1:" + port + "/v1/chat/completions", "{\"model\":\"sim-llama-3-8b\",\"stream\":true,"
 					+ "\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"));
 		// Let the stream start, then shut down while it is in flight (about 2 s of tokens left).
-		org.awaitility.Awaitility.await()
-			.atMost(Duration.ofSeconds(10))
+		await().atMost(Duration.ofSeconds(10))
 			.until(() -> context.getBean(dev.tokengap.sim.SimulatorServer.class).engine().running() == 1);
 		long closing = System.nanoTime();
 		context.close();
@@ -67,14 +67,7 @@ class GracefulShutdownIntegrationTests {
 	@Test
 	void endsAStreamLongerThanTheDrainWhenItExpiresAndRefusesNewConnectionsMeanwhile() throws Exception {
 		try (ScriptedUpstream engine = ScriptedUpstream.start()) {
-			AtomicReference<CompletableFuture<Void>> engineConnectionClosed = new AtomicReference<>();
-			engine.handle((req, res) -> {
-				engineConnectionClosed.set(ScriptedUpstream.closed(res));
-				res.header("content-type", "text/event-stream");
-				return ScriptedUpstream.writeAll(res,
-						Flux.interval(Duration.ofMillis(100)).map((i) -> ScriptedUpstream.chatEvent("t" + i).getBytes()),
-						new AtomicLong());
-			});
+			AtomicReference<CompletableFuture<Void>> engineConnectionClosed = scriptEndlessStream(engine);
 			HealthyStream.script(engine);
 			ConfigurableApplicationContext context = SpringApplication.run(TokengapApplication.class,
 					"--server.port=0", "--management.server.port=0", "--tokengap.upstream.url=" + engine.url(),
@@ -82,41 +75,53 @@ class GracefulShutdownIntegrationTests {
 					"--tokengap.shutdown.drain-timeout=2s");
 			PrometheusRegistry registry = context.getBean(PrometheusRegistry.class);
 			int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-			CompletableFuture<Recording> endless = CompletableFuture.supplyAsync(() -> StreamingClient
-				.post("http://127.0.0.1:" + port + "/v1/chat/completions", "{\"model\":\"m-endless\",\"stream\":true}"));
-			org.awaitility.Awaitility.await()
-				.atMost(Duration.ofSeconds(10))
-				.until(() -> engineConnectionClosed.get() != null);
+			CompletableFuture<Recording> endless = CompletableFuture.supplyAsync(() -> StreamingClient.post(
+					"http://127.0.0.1:" + port + "/v1/chat/completions", "{\"model\":\"m-endless\",\"stream\":true}"));
+			await().atMost(Duration.ofSeconds(10)).until(() -> engineConnectionClosed.get() != null);
 			HealthyStream healthy = HealthyStream.start(port, "m-healthy");
-			org.awaitility.Awaitility.await()
-				.atMost(Duration.ofSeconds(10))
-				.until(() -> !engine.received(HealthyStream.PATH).isEmpty());
+			await().atMost(Duration.ofSeconds(10)).until(() -> !engine.received(HealthyStream.PATH).isEmpty());
 			long closing = System.nanoTime();
 			CompletableFuture<Void> closed = CompletableFuture.runAsync(context::close);
-			org.awaitility.Awaitility.await()
-				.atMost(Duration.ofSeconds(5))
+			await().atMost(Duration.ofSeconds(5))
 				.pollInterval(Duration.ofMillis(50))
 				.until(() -> refusesConnections(port));
 			assertThat(endless).as("the long stream is still draining").isNotDone();
-			Recording recording = endless.get(20, TimeUnit.SECONDS);
-			double ended = (System.nanoTime() - closing) / 1e9;
-			System.out.printf("shutdown ended the endless stream after %.1f s%n", ended);
-			assertThat(recording.status()).isEqualTo(200);
-			assertThat(recording.text()).contains("t0").doesNotContain("[DONE]");
-			assertThat(recording.failure()).as("an incomplete body, never a clean end").isNotNull();
-			assertThat(ended).as("the drain was waited for, and no longer than needed").isBetween(1.5, 10.0);
+			assertCutWhenTheDrainExpired(endless.get(20, TimeUnit.SECONDS), (System.nanoTime() - closing) / 1e9);
 			healthy.assertWhole();
 			engineConnectionClosed.get().get(5, TimeUnit.SECONDS);
 			closed.get(20, TimeUnit.SECONDS);
-			PrometheusText metrics = new PrometheusText(exposition(registry));
-			assertThat(metrics.value("tokengap_streams_total", "model_name", "m-endless")).as("counted once")
-				.isEqualTo(1);
-			assertThat(metrics.value("tokengap_streams_total", "model_name", "m-endless", "outcome", "completed"))
-				.as("a stream cut short is never counted complete")
-				.isZero();
-			assertThat(metrics.value("tokengap_streams_total", "model_name", "m-healthy", "outcome", "completed"))
-				.isEqualTo(1);
+			assertCountedOnce(new PrometheusText(exposition(registry)));
 		}
+	}
+
+	/** An engine that streams an event every 100 ms for ever. */
+	private static AtomicReference<CompletableFuture<Void>> scriptEndlessStream(ScriptedUpstream engine) {
+		AtomicReference<CompletableFuture<Void>> connectionClosed = new AtomicReference<>();
+		engine.handle((req, res) -> {
+			connectionClosed.set(ScriptedUpstream.closed(res));
+			res.header("content-type", "text/event-stream");
+			Flux<byte[]> endless = Flux.interval(Duration.ofMillis(100))
+				.map((i) -> ScriptedUpstream.chatEvent("t" + i).getBytes());
+			return ScriptedUpstream.writeAll(res, endless, new AtomicLong());
+		});
+		return connectionClosed;
+	}
+
+	private static void assertCutWhenTheDrainExpired(Recording recording, double endedSeconds) {
+		System.out.printf("shutdown ended the endless stream after %.1f s%n", endedSeconds);
+		assertThat(recording.status()).isEqualTo(200);
+		assertThat(recording.text()).contains("t0").doesNotContain("[DONE]");
+		assertThat(recording.failure()).as("an incomplete body, never a clean end").isNotNull();
+		assertThat(endedSeconds).as("the 2 s drain was waited for, and no longer than needed").isBetween(1.5, 10.0);
+	}
+
+	private static void assertCountedOnce(PrometheusText metrics) {
+		assertThat(metrics.value("tokengap_streams_total", "model_name", "m-endless")).as("counted once").isEqualTo(1);
+		assertThat(metrics.value("tokengap_streams_total", "model_name", "m-endless", "outcome", "completed"))
+			.as("a stream cut short is never counted complete")
+			.isZero();
+		assertThat(metrics.value("tokengap_streams_total", "model_name", "m-healthy", "outcome", "completed"))
+			.isEqualTo(1);
 	}
 
 	private static boolean refusesConnections(int port) {

@@ -155,7 +155,8 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 			ClientFaultIntegrationTests.awaitStalled(written);
 			assertThat(written.get()).as("the engine is held back").isLessThan(16L * 1024 * 1024);
 			String body = client.readUntil("data: [DONE]\n\n\r\n0\r\n\r\n", Duration.ofSeconds(15));
-			assertThat(body).as("every byte, then the body's clean end").hasSizeGreaterThan(16 * 1024 * 1024 - 16 * 1024);
+			assertThat(body).as("every byte, then the body's clean end")
+				.hasSizeGreaterThan(16 * 1024 * 1024 - 16 * 1024);
 		}
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(metrics().value("tokengap_streams_total", "model_name", "m-paused",

@@ -36,7 +36,8 @@ public final class ScriptedUpstream implements AutoCloseable {
 
 	private volatile java.util.Set<String> ignored = java.util.Set.of();
 
-	private final java.util.Map<String, BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>>> routes = new java.util.concurrent.ConcurrentHashMap<>();
+	private final java.util.Map<String, BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>>> routes =
+			new java.util.concurrent.ConcurrentHashMap<>();
 
 	private ScriptedUpstream() {
 		this.handler = (req, res) -> res.status(404).send();
@@ -146,8 +147,8 @@ public final class ScriptedUpstream implements AutoCloseable {
 	public static Mono<Void> writeAll(HttpServerResponse response, Flux<byte[]> chunks,
 			java.util.concurrent.atomic.AtomicLong written) {
 		return response.then()
-			.thenMany(chunks.concatMap((bytes) -> write(response, bytes).doOnSuccess((v) -> written.addAndGet(bytes.length)),
-					1))
+			.thenMany(chunks.concatMap(
+					(bytes) -> write(response, bytes).doOnSuccess((v) -> written.addAndGet(bytes.length)), 1))
 			.then();
 	}
 

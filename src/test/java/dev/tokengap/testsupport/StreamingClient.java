@@ -33,7 +33,8 @@ public final class StreamingClient {
 	 */
 	public static Recording post(String url, String json) {
 		List<Chunk> chunks = new ArrayList<>();
-		Exchange exchange = exchange(url, json, (buf) -> chunks.add(new Chunk(System.nanoTime(), ByteBufUtil.getBytes(buf))));
+		Exchange exchange = exchange(url, json,
+				(buf) -> chunks.add(new Chunk(System.nanoTime(), ByteBufUtil.getBytes(buf))));
 		return new Recording(exchange.status, exchange.headers, chunks, exchange.failure);
 	}
 
