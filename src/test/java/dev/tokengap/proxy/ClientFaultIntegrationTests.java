@@ -166,6 +166,8 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 			assertThat(metrics.value("tokengap_streams_total", "model_name", model)).as("no other outcome")
 				.isEqualTo(1);
 			assertThat(metrics.value("tokengap_requests_total", "model_name", model, "status", status)).isEqualTo(1);
+			assertThat(metrics.value("tokengap_inflight_streams", "model_name", model)).as("none left in flight")
+				.isZero();
 		});
 	}
 
