@@ -55,6 +55,9 @@ tokengap.dev/mode: {{ include "tokengap.mode" . }}
 
 {{/* Pod grace period: tokengap's preStop pause + its drain + a margin for the JVM to exit. */}}
 {{- define "tokengap.terminationGracePeriodSeconds" -}}
+{{- if lt (int .Values.terminationGraceMarginSeconds) 1 }}
+{{- fail "terminationGraceMarginSeconds must be at least 1: the JVM needs time to exit after the drain" }}
+{{- end }}
 {{- add (int .Values.preStopSleepSeconds) (int .Values.drainTimeout) (int .Values.terminationGraceMarginSeconds) }}
 {{- end }}
 

@@ -84,6 +84,15 @@ public final class ExchangeRecorder {
 	}
 
 	/**
+	 * Marks this exchange as a stream the client asked for ({@code "stream": true}) whose response
+	 * never began, so that {@link #finish} counts its outcome. Not a stream in flight: nothing is
+	 * timed.
+	 */
+	public void streamRequested() {
+		this.streaming = true;
+	}
+
+	/**
 	 * Notes that body bytes reached the client.
 	 * @param writeNanos when the write completed
 	 */

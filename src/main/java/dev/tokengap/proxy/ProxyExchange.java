@@ -48,6 +48,8 @@ final class ProxyExchange {
 
 	private final Endpoint endpoint;
 
+	private boolean streamRequested;
+
 	ProxyExchange(ProxyHandler handler, HttpServerRequest in, HttpServerResponse out, long startNanos) {
 		this.handler = handler;
 		this.in = in;
@@ -73,6 +75,11 @@ final class ProxyExchange {
 	private void cancelledBeforeCommit() {
 		// After commit the relay owns the outcome (the status sent was the engine's).
 		if (!this.out.hasSentHeaders()) {
+			// A client giving up on a stream while the engine still queues it is the cancel that
+			// matters most under load: count its outcome though no event was sent.
+			if (this.streamRequested) {
+				this.recorder.streamRequested();
+			}
 			this.recorder.finish(CLIENT_CLOSED, StreamOutcome.CLIENT_CANCELLED, this.handler.clock().nanoTime());
 		}
 	}
@@ -112,6 +119,7 @@ final class ProxyExchange {
 
 	private Mono<Void> forward(ByteBuf body) {
 		RequestFacts facts = RequestFacts.of(body);
+		this.streamRequested = facts.stream();
 		this.recorder.route(this.handler.labels().resolve(facts.model()), this.endpoint);
 		// About four bytes of request per prompt token: only used to weigh other streams' prefills.
 		this.recorder.identify(this.requestId, body.readableBytes() / 4);

@@ -94,6 +94,27 @@ class ChartTests {
 		assertThat(preStop(container(pod, "vllm"))).as("the engine outlives tokengap's drain").containsExactly("sleep", "130");
 	}
 
+	/**
+	 * The kubelet kills the pod at the grace period: it must outlast tokengap's preStop pause and
+	 * its whole drain, with time left for the JVM to exit, or streams the drain promises to let
+	 * finish are killed first.
+	 */
+	@Test
+	void theGracePeriodOutlastsThePreStopPauseAndTheDrain() {
+		for (String[] values : new String[][] { {}, { "drainTimeout=120", "preStopSleepSeconds=10" },
+				{ "drainTimeout=5", "preStopSleepSeconds=0", "terminationGraceMarginSeconds=1" } }) {
+			Map<String, Object> pod = render(values).podSpec();
+			Map<String, Object> tokengap = container(pod, "tokengap");
+			String phase = env(tokengap).get("SPRING_LIFECYCLE_TIMEOUTPERSHUTDOWNPHASE");
+			int drain = Integer.parseInt(phase.replace("s", ""));
+			int preStop = Integer.parseInt(preStop(tokengap).get(1));
+			assertThat((Integer) pod.get("terminationGracePeriodSeconds")).as("grace period for %s", List.of(values))
+				.isGreaterThan(preStop + drain);
+		}
+		assertThatThrownBy(() -> render("terminationGraceMarginSeconds=0"))
+			.hasMessageContaining("terminationGraceMarginSeconds must be at least 1");
+	}
+
 	@Test
 	void everyOptionalFeatureRendersInBothModes() {
 		for (String[] mode : new String[][] { { "mode=sidecar" },

@@ -1,5 +1,10 @@
 package dev.tokengap.testsupport;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,6 +14,8 @@ import java.util.Map;
  * A scraped Prometheus text exposition, parsed enough for assertions on sample values.
  */
 public final class PrometheusText {
+
+	private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
 	private final String text;
 
@@ -20,6 +27,33 @@ public final class PrometheusText {
 			if (!line.isBlank() && !line.startsWith("#")) {
 				this.samples.add(Sample.parse(line));
 			}
+		}
+	}
+
+	/**
+	 * Reads tokengap's real {@code /actuator/prometheus} over HTTP.
+	 * @param managementPort the management port
+	 * @return the parsed exposition
+	 */
+	public static PrometheusText scrape(int managementPort) {
+		try {
+			HttpRequest request = HttpRequest
+				.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/actuator/prometheus"))
+				.header("Accept", "text/plain;version=0.0.4")
+				.timeout(Duration.ofSeconds(10))
+				.build();
+			HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+			if (response.statusCode() != 200) {
+				throw new AssertionError("scrape answered " + response.statusCode() + ": " + response.body());
+			}
+			return new PrometheusText(response.body());
+		}
+		catch (java.io.IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
 		}
 	}
 

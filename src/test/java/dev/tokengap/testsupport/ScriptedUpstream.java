@@ -36,6 +36,9 @@ public final class ScriptedUpstream implements AutoCloseable {
 
 	private volatile java.util.Set<String> ignored = java.util.Set.of();
 
+	private final java.util.Map<String, BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>>> routes =
+			new java.util.concurrent.ConcurrentHashMap<>();
+
 	private ScriptedUpstream() {
 		this.handler = (req, res) -> res.status(404).send();
 		this.server = HttpServer.create()
@@ -50,7 +53,7 @@ public final class ScriptedUpstream implements AutoCloseable {
 						return Mono.from(res.status(404).send());
 					}
 					this.received.add(new Received(req.method().name(), req.uri(), req.requestHeaders().copy(), body));
-					return Mono.from(this.handler.apply(req, res));
+					return Mono.from(this.routes.getOrDefault(req.fullPath(), this.handler).apply(req, res));
 				}))
 			.bindNow();
 	}
@@ -78,24 +81,44 @@ public final class ScriptedUpstream implements AutoCloseable {
 		return this.server.port();
 	}
 
-	/** Replaces the handler for the next requests. */
+	/** Replaces the handler for the next requests, and drops every {@link #route}. */
 	public void handle(BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler) {
 		this.received.clear();
 		this.sentNanos.clear();
+		this.routes.clear();
 		this.handler = handler;
+	}
+
+	/**
+	 * Answers one path with its own script, whatever {@link #handle} scripts for the others: for a
+	 * healthy stream running beside a fault, or an engine's {@code /metrics} changing mid-run.
+	 * @param path the request path, without a query
+	 * @param handler the script for that path
+	 */
+	public void route(String path, BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler) {
+		this.routes.put(path, handler);
 	}
 
 	/** Answers every request with an event stream played step by step. */
 	public void stream(List<Step> steps) {
-		handle((req, res) -> {
-			res.status(HttpResponseStatus.OK).header(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
-			return res.then()
-				.thenMany(Flux.fromIterable(steps)
-					.concatMap((step) -> Mono.delay(step.delay())
-						.then(write(res, step.bytes()))
-						.doOnSuccess((v) -> this.sentNanos.add(System.nanoTime()))))
-				.then();
-		});
+		handle((req, res) -> play(res, steps, this.sentNanos::add));
+	}
+
+	/**
+	 * Plays an event stream step by step on one response.
+	 * @param res the response, headers not yet sent
+	 * @param steps the steps
+	 * @param sent told when each step's write completed (System.nanoTime)
+	 * @return completes after the last step
+	 */
+	public static Mono<Void> play(HttpServerResponse res, List<Step> steps, java.util.function.LongConsumer sent) {
+		res.status(HttpResponseStatus.OK).header(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
+		return res.then()
+			.thenMany(Flux.fromIterable(steps)
+				.concatMap((step) -> Mono.delay(step.delay())
+					.then(write(res, step.bytes()))
+					.doOnSuccess((v) -> sent.accept(System.nanoTime()))))
+			.then();
 	}
 
 	/** Writes and flushes bytes on the response's channel; completes when the write completed. */
@@ -110,6 +133,45 @@ public final class ScriptedUpstream implements AutoCloseable {
 					sink.error(future.cause());
 				}
 			}));
+	}
+
+	/**
+	 * Writes the chunks one after another, each only once the previous write completed (reached
+	 * the socket), so this upstream holds one chunk at a time and stalls when its peer stops
+	 * reading: what a real engine's socket does.
+	 * @param response the response, headers not yet sent
+	 * @param chunks the body, produced lazily
+	 * @param written counts the bytes whose write completed
+	 * @return completes when the last write completed
+	 */
+	public static Mono<Void> writeAll(HttpServerResponse response, Flux<byte[]> chunks,
+			java.util.concurrent.atomic.AtomicLong written) {
+		return response.then()
+			.thenMany(chunks.concatMap(
+					(bytes) -> write(response, bytes).doOnSuccess((v) -> written.addAndGet(bytes.length)), 1))
+			.then();
+	}
+
+	/** Completes when the response's connection closes (the peer went away, or was cut off). */
+	public static java.util.concurrent.CompletableFuture<Void> closed(HttpServerResponse response) {
+		java.util.concurrent.CompletableFuture<Void> closed = new java.util.concurrent.CompletableFuture<>();
+		((Connection) response).channel().closeFuture().addListener((future) -> closed.complete(null));
+		return closed;
+	}
+
+	/** A chat completion chunk event carrying {@code text} as its content. */
+	public static String chatEvent(String text) {
+		return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text + "\"}}]}\n\n";
+	}
+
+	/**
+	 * Chat chunk events, 16 KB at a time, for {@link #writeAll}.
+	 * @param total about how many bytes in all
+	 */
+	public static Flux<byte[]> chatEvents(long total) {
+		String event = chatEvent("x".repeat(200));
+		byte[] block = event.repeat(16 * 1024 / event.length()).getBytes(StandardCharsets.UTF_8);
+		return Flux.range(0, (int) (total / block.length)).map((i) -> block);
 	}
 
 	/** Answers every request with a fixed status, content type and body. */

@@ -5,7 +5,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
+import java.util.zip.CRC32;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -30,27 +33,66 @@ public final class StreamingClient {
 	 */
 	public static Recording post(String url, String json) {
 		List<Chunk> chunks = new ArrayList<>();
-		Throwable[] failure = new Throwable[1];
-		HttpHeaders[] headers = new HttpHeaders[1];
-		int[] status = new int[1];
+		Exchange exchange = exchange(url, json,
+				(buf) -> chunks.add(new Chunk(System.nanoTime(), ByteBufUtil.getBytes(buf))));
+		return new Recording(exchange.status, exchange.headers, chunks, exchange.failure);
+	}
+
+	/**
+	 * POSTs a JSON body and keeps only the length and CRC32 of the response body, for bodies too
+	 * large to record.
+	 * @param url the full URL
+	 * @param json the body
+	 * @return the digest of the response
+	 */
+	public static Digest digest(String url, String json) {
+		CRC32 crc = new CRC32();
+		long[] length = new long[1];
+		Exchange exchange = exchange(url, json, (buf) -> {
+			length[0] += buf.readableBytes();
+			crc.update(buf.nioBuffer());
+		});
+		return new Digest(exchange.status, length[0], crc.getValue(), exchange.failure);
+	}
+
+	private static Exchange exchange(String url, String json, Consumer<ByteBuf> onChunk) {
+		Exchange exchange = new Exchange();
 		HttpClient.create(ConnectionProvider.newConnection())
 			.headers((h) -> h.set(HttpHeaderNames.CONTENT_TYPE, "application/json"))
 			.post()
 			.uri(url)
 			.send(ByteBufFlux.fromString(Mono.just(json)))
 			.response((response, body) -> {
-				status[0] = response.status().code();
-				headers[0] = response.responseHeaders();
-				return body.map((buf) -> new Chunk(System.nanoTime(), ByteBufUtil.getBytes(buf)));
+				exchange.status = response.status().code();
+				exchange.headers = response.responseHeaders();
+				// Nothing is emitted: the buffers stay Reactor Netty's, released after each one.
+				return body.handle((buf, sink) -> onChunk.accept(buf));
 			})
-			.doOnNext(chunks::add)
 			.then()
 			.onErrorResume((ex) -> {
-				failure[0] = ex;
+				exchange.failure = ex;
 				return Mono.empty();
 			})
 			.block(Duration.ofSeconds(60));
-		return new Recording(status[0], headers[0], chunks, failure[0]);
+		return exchange;
+	}
+
+	private static final class Exchange {
+
+		volatile int status;
+
+		volatile HttpHeaders headers;
+
+		volatile Throwable failure;
+
+	}
+
+	/**
+	 * A response body's length and CRC32.
+	 *
+	 * @param failure how the body ended when it did not end cleanly, else null
+	 */
+	public record Digest(int status, long length, long crc32, Throwable failure) {
 	}
 
 	/** One body chunk as it arrived. */

@@ -1,0 +1,38 @@
+package dev.tokengap.proxy;
+
+import java.io.IOException;
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.env.YamlPropertySourceLoader;
+import org.springframework.core.io.ClassPathResource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class UpstreamPropertiesTests {
+
+	/**
+	 * vLLM sends a streamed response's headers only when the request leaves its queue, which
+	 * under heavy load takes well over 30 s: the shipped configuration must wait for that, and
+	 * for an engine paused mid-stream (preemption, a long prefill beside it), rather than cut it.
+	 */
+	@Test
+	void theShippedConfigurationWaitsMinutesForHeadersAndBetweenChunks() throws IOException {
+		UpstreamProperties shipped = shipped();
+		assertThat(shipped.responseTimeout()).isEqualTo(Duration.ofMinutes(10))
+			.isGreaterThan(Duration.ofSeconds(30));
+		assertThat(shipped.idleTimeout()).isEqualTo(Duration.ofMinutes(5)).isGreaterThan(Duration.ofSeconds(30));
+	}
+
+	/** The record's defaults as application.yml leaves them. */
+	private static UpstreamProperties shipped() throws IOException {
+		var sources = new YamlPropertySourceLoader().load("application.yml", new ClassPathResource("application.yml"));
+		Binder binder = new Binder(ConfigurationPropertySources.from(sources));
+		return binder.bindOrCreate("tokengap.upstream", Bindable.of(UpstreamProperties.class));
+	}
+
+}
