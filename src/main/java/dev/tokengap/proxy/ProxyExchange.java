@@ -96,7 +96,12 @@ final class ProxyExchange {
 		});
 	}
 
-	private static ByteBuf handOver(AtomicBoolean owned, CompositeByteBuf body) {
+	private ByteBuf handOver(AtomicBoolean owned, CompositeByteBuf body) {
+		if (StrictRequestHandler.bodyFailed(this.channel)) {
+			// Reactor Netty 1.3.6 completes the body of a request whose chunked framing breaks
+			// (sendDecodingFailures calls onComplete, not an error): never forward the truncation.
+			throw new RequestBodyDecodingException();
+		}
 		if (!owned.compareAndSet(true, false)) {
 			throw new IllegalStateException("request body already released");
 		}
@@ -143,6 +148,11 @@ final class ProxyExchange {
 		if (this.out.hasSentHeaders()) {
 			// Committed: the relay has recorded the outcome; end the connection as a failure.
 			this.channel.close();
+			return Mono.empty();
+		}
+		if (error instanceof RequestBodyDecodingException) {
+			// Reactor Netty has answered 400 and closes the connection; only count it.
+			this.recorder.finish(400, StreamOutcome.COMPLETED, this.handler.clock().nanoTime());
 			return Mono.empty();
 		}
 		int status;
