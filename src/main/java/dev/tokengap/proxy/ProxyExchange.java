@@ -60,6 +60,9 @@ final class ProxyExchange {
 	}
 
 	Mono<Void> run() {
+		if (!this.in.uri().startsWith("/")) {
+			return fail(new InvalidRequestTargetException());
+		}
 		long limit = this.handler.properties().maxRequestBody().toBytes();
 		long declared = contentLength(this.in.requestHeaders());
 		if (declared > limit) {
@@ -160,6 +163,10 @@ final class ProxyExchange {
 		if (error instanceof RequestBodyTooLargeException) {
 			status = 413;
 			type = "RequestEntityTooLargeError";
+		}
+		else if (error instanceof InvalidRequestTargetException) {
+			status = 400;
+			type = "BadRequestError";
 		}
 		else if (error instanceof UpstreamTimeoutException) {
 			status = 504;

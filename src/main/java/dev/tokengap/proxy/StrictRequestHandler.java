@@ -1,5 +1,7 @@
 package dev.tokengap.proxy;
 
+import java.util.Locale;
+
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -21,7 +23,9 @@ import io.netty.util.ReferenceCountUtil;
  * and closes, and nothing after it on the connection is read as a request;</li>
  * <li>a body whose chunked framing breaks part-way is marked on the channel, because Reactor
  * Netty then ends the request's body as if it were complete; {@link #bodyFailed(Channel)} keeps
- * the truncated body from being forwarded.</li>
+ * the truncated body from being forwarded;</li>
+ * <li>an absolute-form target ({@code GET http://host/path}) is reduced to its path and query:
+ * the engine is the only place a request can go, whatever authority it names.</li>
  * </ul>
  */
 public final class StrictRequestHandler extends ChannelInboundHandlerAdapter {
@@ -66,6 +70,11 @@ public final class StrictRequestHandler extends ChannelInboundHandlerAdapter {
 		String problem = transferEncodingProblem(request);
 		if (problem != null) {
 			request.setDecoderResult(DecoderResult.failure(new IllegalArgumentException(problem)));
+			return;
+		}
+		String uri = request.uri();
+		if (isAbsoluteForm(uri)) {
+			request.setUri(pathAndQuery(uri));
 		}
 	}
 
@@ -78,6 +87,21 @@ public final class StrictRequestHandler extends ChannelInboundHandlerAdapter {
 			return null;
 		}
 		return "Transfer-Encoding must be exactly 'chunked' (RFC 9112 section 6.3), got " + codings;
+	}
+
+	private static boolean isAbsoluteForm(String uri) {
+		String lower = uri.toLowerCase(Locale.ROOT);
+		return lower.startsWith("http://") || lower.startsWith("https://");
+	}
+
+	private static String pathAndQuery(String uri) {
+		int authority = uri.indexOf("//") + 2;
+		int end = authority;
+		while (end < uri.length() && "/?#".indexOf(uri.charAt(end)) < 0) {
+			end++;
+		}
+		String rest = uri.substring(end);
+		return rest.startsWith("/") ? rest : "/" + rest;
 	}
 
 }
