@@ -106,6 +106,20 @@ public final class RawHttp {
 			return statuses;
 		}
 
+		/** @return the header fields of the first response, by lower-case name, in order */
+		public java.util.Map<String, java.util.List<String>> firstHeaders() {
+			java.util.Map<String, java.util.List<String>> headers = new java.util.LinkedHashMap<>();
+			int end = this.text.indexOf("\r\n\r\n");
+			String[] lines = this.text.substring(0, (end < 0) ? this.text.length() : end).split("\r\n");
+			for (int i = 1; i < lines.length; i++) {
+				int colon = lines[i].indexOf(':');
+				headers.computeIfAbsent(lines[i].substring(0, colon).trim().toLowerCase(java.util.Locale.ROOT),
+						(name) -> new java.util.ArrayList<>())
+					.add(lines[i].substring(colon + 1).trim());
+			}
+			return headers;
+		}
+
 		/** @return the body of the first response (after its header block) */
 		public String firstBody() {
 			int start = this.text.indexOf("\r\n\r\n");
