@@ -85,7 +85,7 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(own.exit()).as("promtool check metrics said:%n%s", own.output()).isZero();
 	}
 
-	private static PromtoolResult checkMetrics(String text) throws Exception {
+	static PromtoolResult checkMetrics(String text) throws Exception {
 		Process process = new ProcessBuilder(promtool().getPath(), "check", "metrics").redirectErrorStream(true)
 			.start();
 		process.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
