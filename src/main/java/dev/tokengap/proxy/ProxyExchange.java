@@ -148,14 +148,14 @@ final class ProxyExchange {
 	}
 
 	private Mono<Void> fail(Throwable error) {
+		if (error instanceof RequestBodyDecodingException) {
+			// Reactor Netty has made its 400 this exchange's response and closes the connection.
+			this.recorder.finish(400, StreamOutcome.COMPLETED, this.handler.clock().nanoTime());
+			return Mono.empty();
+		}
 		if (this.out.hasSentHeaders()) {
 			// Committed: the relay has recorded the outcome; end the connection as a failure.
 			this.channel.close();
-			return Mono.empty();
-		}
-		if (error instanceof RequestBodyDecodingException) {
-			// Reactor Netty has answered 400 and closes the connection; only count it.
-			this.recorder.finish(400, StreamOutcome.COMPLETED, this.handler.clock().nanoTime());
 			return Mono.empty();
 		}
 		int status;

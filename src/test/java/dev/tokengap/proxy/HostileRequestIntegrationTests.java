@@ -1,5 +1,6 @@
 package dev.tokengap.proxy;
 
+import java.time.Duration;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -13,6 +14,7 @@ import dev.tokengap.testsupport.RawHttp;
 import dev.tokengap.testsupport.ScriptedUpstream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
@@ -101,6 +103,21 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(RawHttp.exchange(this.port, "GET /v1/later HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 			.statuses()).containsExactly(200);
 		assertThat(upstream.received()).extracting(ScriptedUpstream.Received::uri).containsExactly("/v1/later");
+	}
+
+	@Test
+	void countsARequestWhoseChunkedBodyBrokeAsA400() {
+		upstream.respond(200, "application/json", "{}");
+		String[] refused = { "endpoint", "chat_completions", "status", "400" };
+		double before = Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused);
+		RawHttp.Response response = RawHttp.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+				+ "Transfer-Encoding: chunked\r\n\r\n" + chunk("{\"model\":\"m\"}") + "zz\r\n\r\n0\r\n\r\n");
+		assertThat(response.statuses()).containsExactly(400);
+		// Counted when Reactor Netty ends the request, as it closes the connection.
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused),
+					(count) -> count == before + 1);
+		assertThat(upstream.received()).isEmpty();
 	}
 
 	static Stream<Arguments> unusualButUnambiguousRequests() {

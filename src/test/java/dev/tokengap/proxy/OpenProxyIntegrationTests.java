@@ -93,6 +93,16 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(foreign.received()).isEmpty();
 	}
 
+	@Test
+	void countsARefusedTargetAsA400() {
+		String[] refused = { "endpoint", "other", "status", "400" };
+		double before = Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused);
+		assertThat(send("CONNECT " + this.foreignHost + " HTTP/1.1\r\nHost: " + this.foreignHost + "\r\n").statuses())
+			.containsExactly(400);
+		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused))
+			.isEqualTo(before + 1);
+	}
+
 	private RawHttp.Response send(String head) {
 		return RawHttp.exchange(this.port, head + "Connection: close\r\n\r\n");
 	}
