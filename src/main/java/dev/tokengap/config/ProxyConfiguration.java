@@ -29,6 +29,7 @@ import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.proxy.ProxyHandler;
 import dev.tokengap.proxy.ProxyProperties;
 import dev.tokengap.proxy.RequestHeaderTimeoutHandler;
+import dev.tokengap.proxy.StrictRequestHandler;
 import dev.tokengap.proxy.UpstreamClient;
 import dev.tokengap.proxy.UpstreamProperties;
 import dev.tokengap.sim.DemoProperties;
@@ -124,7 +125,9 @@ class ProxyConfiguration {
 					if (channel.pipeline().get(NettyPipeline.HttpCodec) != null) {
 						channel.pipeline()
 							.addAfter(NettyPipeline.HttpCodec, RequestHeaderTimeoutHandler.NAME,
-									new RequestHeaderTimeoutHandler(proxy.requestTimeout().toNanos()));
+									new RequestHeaderTimeoutHandler(proxy.requestTimeout().toNanos()))
+							.addAfter(RequestHeaderTimeoutHandler.NAME, StrictRequestHandler.NAME,
+									new StrictRequestHandler());
 					}
 				});
 			return (size != null) ? limited.childOption(ChannelOption.SO_SNDBUF, (int) size.toBytes()) : limited;

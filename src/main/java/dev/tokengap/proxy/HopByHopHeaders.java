@@ -1,5 +1,7 @@
 package dev.tokengap.proxy;
 
+import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
@@ -37,13 +39,17 @@ final class HopByHopHeaders {
 	}
 
 	private static Set<String> connectionNamed(HttpHeaders headers) {
-		String connection = headers.get(HttpHeaderNames.CONNECTION);
-		if (connection == null || connection.isEmpty()) {
+		// Every Connection line counts: 'Connection: keep-alive' then 'Connection: x-secret' on
+		// the next line names x-secret as much as one combined line does (RFC 9110 section 5.3).
+		List<String> lines = headers.getAll(HttpHeaderNames.CONNECTION);
+		if (lines.isEmpty()) {
 			return Set.of();
 		}
-		Set<String> names = new java.util.HashSet<>();
-		for (String token : connection.split(",")) {
-			names.add(token.trim().toLowerCase(Locale.ROOT));
+		Set<String> names = new HashSet<>();
+		for (String line : lines) {
+			for (String token : line.split(",")) {
+				names.add(token.trim().toLowerCase(Locale.ROOT));
+			}
 		}
 		return names;
 	}

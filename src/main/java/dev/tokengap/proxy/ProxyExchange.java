@@ -62,6 +62,9 @@ final class ProxyExchange {
 	}
 
 	Mono<Void> run() {
+		if (!this.in.uri().startsWith("/")) {
+			return fail(new InvalidRequestTargetException());
+		}
 		long limit = this.handler.properties().maxRequestBody().toBytes();
 		long declared = contentLength(this.in.requestHeaders());
 		if (declared > limit) {
@@ -103,7 +106,12 @@ final class ProxyExchange {
 		});
 	}
 
-	private static ByteBuf handOver(AtomicBoolean owned, CompositeByteBuf body) {
+	private ByteBuf handOver(AtomicBoolean owned, CompositeByteBuf body) {
+		if (StrictRequestHandler.bodyFailed(this.channel)) {
+			// Reactor Netty 1.3.6 completes the body of a request whose chunked framing breaks
+			// (sendDecodingFailures calls onComplete, not an error): never forward the truncation.
+			throw new RequestBodyDecodingException();
+		}
 		if (!owned.compareAndSet(true, false)) {
 			throw new IllegalStateException("request body already released");
 		}
@@ -148,6 +156,11 @@ final class ProxyExchange {
 	}
 
 	private Mono<Void> fail(Throwable error) {
+		if (error instanceof RequestBodyDecodingException) {
+			// Reactor Netty has made its 400 this exchange's response and closes the connection.
+			this.recorder.finish(400, StreamOutcome.COMPLETED, this.handler.clock().nanoTime());
+			return Mono.empty();
+		}
 		if (this.out.hasSentHeaders()) {
 			// Committed: the relay has recorded the outcome; end the connection as a failure.
 			this.channel.close();
@@ -158,6 +171,10 @@ final class ProxyExchange {
 		if (error instanceof RequestBodyTooLargeException) {
 			status = 413;
 			type = "RequestEntityTooLargeError";
+		}
+		else if (error instanceof InvalidRequestTargetException) {
+			status = 400;
+			type = "BadRequestError";
 		}
 		else if (error instanceof UpstreamTimeoutException) {
 			status = 504;

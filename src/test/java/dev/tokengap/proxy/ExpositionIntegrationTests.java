@@ -85,7 +85,7 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(own.exit()).as("promtool check metrics said:%n%s", own.output()).isZero();
 	}
 
-	private static PromtoolResult checkMetrics(String text) throws Exception {
+	static PromtoolResult checkMetrics(String text) throws Exception {
 		Process process = new ProcessBuilder(promtool().getPath(), "check", "metrics").redirectErrorStream(true)
 			.start();
 		process.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
@@ -107,6 +107,39 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 				"/actuator/loggers", "/actuator/configprops", "/actuator/beans", "/actuator/metrics")) {
 			assertThat(get(this.managementPort, hidden)).as(hidden).isEqualTo(404);
 		}
+	}
+
+	@Test
+	void managementPortExposesExactlyHealthPrometheusInfoAndSpikes() throws Exception {
+		HttpResponse<String> index = HttpClient.newHttpClient()
+			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + "/actuator")).build(),
+					HttpResponse.BodyHandlers.ofString());
+		assertThat(index.statusCode()).isEqualTo(200);
+		assertThat(tools.jackson.databind.json.JsonMapper.builder().build().readTree(index.body()).path("_links")
+			.propertyNames()).containsExactlyInAnyOrder("self", "health", "health-path", "prometheus", "info", "spikes");
+		assertThat(get(this.managementPort, "/actuator/spikes")).isEqualTo(200);
+		for (String hidden : List.of("/actuator/shutdown", "/actuator/mappings", "/actuator/conditions",
+				"/actuator/scheduledtasks", "/actuator/caches", "/actuator/startup", "/actuator/sbom",
+				"/actuator/httpexchanges", "/actuator/logfile", "/actuator/auditevents", "/actuator/env/java.home",
+				"/actuator/loggers/ROOT")) {
+			assertThat(get(this.managementPort, hidden)).as(hidden).isEqualTo(404);
+		}
+		HttpResponse<String> shutdown = HttpClient.newHttpClient()
+			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + "/actuator/shutdown"))
+				.POST(HttpRequest.BodyPublishers.noBody())
+				.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(shutdown.statusCode()).isEqualTo(404);
+	}
+
+	@Test
+	void proxyPortForwardsEveryActuatorPathToTheEngine() throws Exception {
+		upstream.respond(404, "application/json", "{\"detail\":\"Not Found\"}");
+		List<String> paths = List.of("/actuator", "/actuator/health", "/actuator/env", "/actuator/heapdump",
+				"/actuator/spikes", "/actuator/shutdown");
+		for (String path : paths) {
+			assertThat(get(this.port, path)).as(path).isEqualTo(404);
+		}
+		assertThat(upstream.received()).extracting(ScriptedUpstream.Received::uri).containsExactlyElementsOf(paths);
 	}
 
 	@Test

@@ -1,0 +1,140 @@
+package dev.tokengap.proxy;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+import dev.tokengap.testsupport.RawHttp;
+import dev.tokengap.testsupport.ScriptedUpstream.Step;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Whatever happens to a request (answered, streamed with a spike, refused by the engine or by
+ * tokengap, malformed), its prompt, its completion and the client's credentials never appear
+ * in a log line at the default levels, in the exposition or in {@code /actuator/spikes}.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.server.port=0", "tokengap.metrics.models=m-log",
+				"tokengap.proxy.max-request-body=4KB", "tokengap.upstream.response-timeout=1s" })
+@ExtendWith(OutputCaptureExtension.class)
+class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
+
+	static final String PROMPT = "PROMPT-zebra-quartz-4417";
+
+	static final String COMPLETION = "COMPLETION-walrus-tangerine-9920";
+
+	static final String BEARER = "sk-secret-LOGTEST-bearer-31337";
+
+	static final String API_KEY = "xk-secret-LOGTEST-apikey-27182";
+
+	static final List<String> NEVER_SHOWN = List.of(PROMPT, COMPLETION, BEARER, API_KEY);
+
+	static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+	@Test
+	void neverLogsPromptsCompletionsOrCredentials(CapturedOutput output) throws Exception {
+		answerNonStreaming();
+		streamWithASpike("/v1/chat/completions");
+		streamWithASpike("/v1/completions");
+		upstream.respond(400, "application/json", "{\"error\":{\"message\":\"bad prompt " + PROMPT + "\",\"code\":400}}");
+		assertThat(post("/v1/chat/completions", chat(false)).statusCode()).isEqualTo(400);
+		assertThat(post("/v1/chat/completions", "{\"model\":\"m-log\",\"prompt\":\"" + PROMPT.repeat(200) + "\"}")
+			.statusCode()).isEqualTo(413);
+		upstream.handle((req, res) -> Mono.delay(Duration.ofSeconds(3)).then(res.status(200).send().then()));
+		assertThat(post("/v1/completions", completion(false)).statusCode()).isEqualTo(504);
+		refusedMalformed();
+		String spikes = awaitSpikes();
+		String exposition = Scrapes.text(this.managementPort);
+		for (String secret : NEVER_SHOWN) {
+			assertThat(output.getAll()).as("log output").doesNotContain(secret);
+			assertThat(exposition).as("exposition").doesNotContain(secret);
+			assertThat(spikes).as("/actuator/spikes").doesNotContain(secret);
+		}
+		// The capture did see the exchanges: what is logged about them is there, without content.
+		assertThat(output.getAll()).contains("answered 413", "answered 504", "Decoding failed", "spike request_id=");
+	}
+
+	private void answerNonStreaming() throws Exception {
+		upstream.respond(200, "application/json", "{\"id\":\"c\",\"object\":\"chat.completion\",\"choices\":[{"
+				+ "\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"" + COMPLETION + "\"}}]}");
+		assertThat(post("/v1/chat/completions", chat(false)).body()).contains(COMPLETION);
+		assertThat(post("/v1/completions", completion(false)).body()).contains(COMPLETION);
+	}
+
+	private void streamWithASpike(String path) throws Exception {
+		List<Step> steps = new ArrayList<>();
+		steps.add(Step.of(0, ProxyStreamingIntegrationTests.prelude()));
+		for (int i = 0; i < 8; i++) {
+			steps.add(Step.of(20, ProxyStreamingIntegrationTests.chunk(COMPLETION + i)));
+		}
+		steps.add(Step.of(500, ProxyStreamingIntegrationTests.chunk(COMPLETION)));
+		steps.add(Step.of(0, ProxyStreamingIntegrationTests.done()));
+		upstream.stream(steps);
+		String body = path.endsWith("chat/completions") ? chat(true) : completion(true);
+		assertThat(post(path, body).body()).contains(COMPLETION + "7", "[DONE]");
+	}
+
+	/** Requests tokengap or Reactor Netty refuse, carrying the prompt and the credentials. */
+	private void refusedMalformed() {
+		String credentials = "Authorization: Bearer " + BEARER + "\r\nx-api-key: " + API_KEY + "\r\napi-key: "
+				+ API_KEY + "\r\n";
+		String body = chat(false);
+		assertThat(RawHttp.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
+				+ "Transfer-Encoding: xchunked\r\n\r\n" + body).statuses()).containsExactly(400);
+		assertThat(RawHttp.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
+				+ "Transfer-Encoding: chunked\r\n\r\n" + Integer.toHexString(body.length()) + "\r\n" + body
+				+ "\r\nzz\r\n\r\n").statuses()).containsExactly(400);
+		// Some clients send the key in the query (?key=, as Gemini's OpenAI-compatible API takes it).
+		assertThat(RawHttp.exchange(this.port, "POST /v1/chat/completions?key=" + API_KEY + " HTTP/1.1\r\nHost: x\r\n"
+				+ credentials + "Content-Length: 1, 2\r\n\r\n" + body).statuses()).containsExactly(400);
+		assertThat(RawHttp.exchange(this.port, "GET @" + PROMPT + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+				+ credentials + "\r\n").statuses()).containsExactly(400);
+	}
+
+	private String awaitSpikes() {
+		return await().atMost(Duration.ofSeconds(15))
+			.until(() -> get("/actuator/spikes"), (spikes) -> spikes.contains("requestId"));
+	}
+
+	private String get(String path) throws Exception {
+		return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path)).build(),
+				HttpResponse.BodyHandlers.ofString())
+			.body();
+	}
+
+	private HttpResponse<String> post(String path, String json) throws Exception {
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+			.header("Content-Type", "application/json")
+			.header("Authorization", "Bearer " + BEARER)
+			.header("x-api-key", API_KEY)
+			.header("api-key", API_KEY)
+			.timeout(Duration.ofSeconds(30))
+			.POST(HttpRequest.BodyPublishers.ofString(json))
+			.build();
+		return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+	}
+
+	private static String chat(boolean stream) {
+		return "{\"model\":\"m-log\",\"stream\":" + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\""
+				+ PROMPT + "\"}]}";
+	}
+
+	private static String completion(boolean stream) {
+		return "{\"model\":\"m-log\",\"stream\":" + stream + ",\"prompt\":\"" + PROMPT + "\"}";
+	}
+
+}

@@ -1,0 +1,104 @@
+package dev.tokengap.proxy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+
+import io.netty.handler.codec.http.HttpHeaderNames;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.ByteBufFlux;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionProvider;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import dev.tokengap.testsupport.PrometheusText;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Clients choose the {@code model} string: 10,000 distinct values over HTTP leave at most
+ * {@code tokengap.metrics.max-models} {@code model_name} values (plus {@code other} and
+ * {@code unknown}), and model names full of quotes, backslashes, newlines, braces and unicode
+ * never break the exposition (checked by the real {@code promtool} and parsed back).
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.server.port=0", "tokengap.metrics.max-models=8" })
+class ModelLabelCardinalityIntegrationTests extends ScriptedUpstreamTests {
+
+	static final int MAX_MODELS = 8;
+
+	/** Configured, so admitted as labels: the worst an operator (or a served model list) could let in. */
+	static final List<String> HOSTILE = List.of("q\"uote", "back\\slash\\", "new\nline", "brace}{,=\"x\"",
+			"unicode-模型-😀-\u00e9", "tab\tand\rcarriage", "# HELP fake", "a\\\"b\\n");
+
+	static final List<String> CONFIGURED = Stream
+		.concat(HOSTILE.stream(), IntStream.range(0, 20).mapToObj((i) -> "configured-" + i))
+		.toList();
+
+	static final JsonMapper JSON = JsonMapper.builder().build();
+
+	@DynamicPropertySource
+	static void configuredModels(DynamicPropertyRegistry registry) {
+		for (int i = 0; i < CONFIGURED.size(); i++) {
+			String name = CONFIGURED.get(i);
+			registry.add("tokengap.metrics.models[" + i + "]", () -> name);
+		}
+	}
+
+	@Test
+	void tenThousandDistinctModelsLeaveAtMostMaxModelsLabelValues() throws Exception {
+		upstream.respond(200, "application/json", "{}");
+		// The hostile names first, one at a time, so that they are the ones admitted.
+		assertThat(post(HOSTILE, 1)).isEqualTo(HOSTILE.size());
+		List<String> rest = Stream
+			.concat(CONFIGURED.stream().skip(HOSTILE.size()), IntStream.range(0, 10_000).mapToObj((i) -> "m-" + i))
+			.toList();
+		assertThat(post(rest, 32)).isEqualTo(rest.size());
+		int total = HOSTILE.size() + rest.size();
+		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+		Set<String> labels = new TreeSet<>();
+		metrics.samples()
+			.stream()
+			.filter((s) -> s.name().startsWith("tokengap_") && s.labels().containsKey("model_name"))
+			.forEach((s) -> labels.add(s.labels().get("model_name")));
+		assertThat(labels).contains("other").hasSizeLessThanOrEqualTo(MAX_MODELS + 2);
+		assertThat(labels).containsAll(HOSTILE);
+		assertThat(metrics.value("tokengap_requests_total")).isEqualTo(total);
+		assertThat(metrics.value("tokengap_requests_total", "model_name", "other")).isEqualTo(total - MAX_MODELS);
+		ExpositionIntegrationTests.PromtoolResult check = ExpositionIntegrationTests.checkMetrics(metrics.text());
+		assertThat(check.exit()).as("promtool check metrics said:%n%s", check.output()).isIn(0, 3);
+		assertThat(check.output().lines().filter((line) -> line.contains("tokengap_"))).isEmpty();
+	}
+
+	/** POSTs one chat request per model, {@code concurrency} at a time on pooled connections; returns the 200s. */
+	private long post(List<String> models, int concurrency) {
+		ConnectionProvider pool = ConnectionProvider.create("cardinality", concurrency);
+		try {
+			HttpClient client = HttpClient.create(pool)
+				.baseUrl("http://127.0.0.1:" + this.port)
+				.headers((h) -> h.set(HttpHeaderNames.CONTENT_TYPE, "application/json"));
+			return Flux.fromIterable(models)
+				.flatMap((model) -> client.post()
+					.uri("/v1/chat/completions")
+					.send(ByteBufFlux.fromString(Mono.just(JSON.writeValueAsString(Map.of("model", model)))))
+					.responseSingle((response, body) -> body.then(Mono.just(response.status().code()))), concurrency)
+				.filter((status) -> status == 200)
+				.count()
+				.block(Duration.ofMinutes(3));
+		}
+		finally {
+			pool.disposeLater().block(Duration.ofSeconds(10));
+		}
+	}
+
+}
