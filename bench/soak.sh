@@ -49,6 +49,7 @@ cleanup() {
   wait 2>/dev/null || true
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 trap 'echo "soak: failed (status $?) at line $LINENO" >&2' ERR
 
 log() { echo "soak: $(date -u +%T) $*" >&2; }
