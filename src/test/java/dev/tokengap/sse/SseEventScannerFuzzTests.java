@@ -1,0 +1,207 @@
+package dev.tokengap.sse;
+
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import com.code_intelligence.jazzer.api.FuzzedDataProvider;
+import com.code_intelligence.jazzer.junit.FuzzTest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Jazzer fuzz target for the scanner: any bytes, split anywhere. Regression mode (every
+ * {@code ./mvnw test}) runs the inputs under {@code SseEventScannerFuzzTestsInputs/}; the
+ * {@code fuzz-sse-scanner} surefire execution in {@code ./mvnw verify} fuzzes it for
+ * {@code fuzz.duration}.
+ * <p>
+ * Input layout ({@link FuzzedDataProvider} takes integers from the end): the last byte is the
+ * number of splits (0-7), the two bytes before each split its offset, the rest is the stream.
+ * The seeds are the transcripts under {@code fixtures/sse/} with such a trailer appended.
+ */
+class SseEventScannerFuzzTests {
+
+	private static final byte[] BOM = { (byte) 0xEF, (byte) 0xBB, (byte) 0xBF };
+
+	private static final byte[] DONE = { '[', 'D', 'O', 'N', 'E', ']' };
+
+	@FuzzTest
+	void givesTheSameFramedEventsHoweverTheStreamIsSplit(FuzzedDataProvider data) {
+		int[] splits = new int[data.consumeInt(0, 7)];
+		for (int i = 0; i < splits.length; i++) {
+			splits[i] = data.consumeInt(0, 0xFFFF);
+		}
+		byte[] stream = data.consumeRemainingAsBytes();
+		Arrays.setAll(splits, (i) -> splits[i] % (stream.length + 1));
+		Arrays.sort(splits);
+
+		List<String> whole = new ArrayList<>();
+		List<Integer> dispatchOffsets = new ArrayList<>();
+		feed(new SseEventScanner(), stream, 0, stream.length, whole, dispatchOffsets);
+
+		// AssertJ only once a check has failed: the fuzzer's executions per second are the budget.
+		List<String> split = split(stream, splits);
+		if (!split.equals(whole)) {
+			assertThat(split).as("split at %s", Arrays.toString(splits)).isEqualTo(whole);
+		}
+		List<String> expected = ReferenceFraming.frame(stream);
+		if (!framing(whole).equals(expected)) {
+			assertThat(framing(whole)).isEqualTo(expected);
+		}
+		assertThat(whole.size() <= ReferenceFraming.blankLines(stream)).as("at most one event per blank line").isTrue();
+		for (int offset : dispatchOffsets) {
+			if (!isLineEnd(stream[offset]) || offset == 0 || !isLineEnd(stream[offset - 1])) {
+				throw new AssertionError("event reported at " + offset + ", not on the end of a blank line");
+			}
+		}
+	}
+
+	/**
+	 * Feeds the chunks between the split offsets, to a scanner that first read the stream's own
+	 * bytes backwards and was then reset: neither a chunk boundary nor leftover state may change
+	 * what it reports.
+	 */
+	private static List<String> split(byte[] stream, int[] splits) {
+		SseEventScanner scanner = new SseEventScanner();
+		byte[] reversed = stream.clone();
+		for (int i = 0; i < reversed.length / 2; i++) {
+			byte b = reversed[i];
+			reversed[i] = reversed[reversed.length - 1 - i];
+			reversed[reversed.length - 1 - i] = b;
+		}
+		feed(scanner, reversed, 0, reversed.length, new ArrayList<>(), new ArrayList<>());
+		scanner.reset();
+		List<String> events = new ArrayList<>();
+		int from = 0;
+		for (int to : splits) {
+			feed(scanner, stream, from, to, events, new ArrayList<>());
+			from = to;
+		}
+		feed(scanner, stream, from, stream.length, events, new ArrayList<>());
+		return events;
+	}
+
+	/** The one place the scanner is driven; a bulk entry point can be checked here against this loop. */
+	private static void feed(SseEventScanner scanner, byte[] stream, int from, int to, List<String> events,
+			List<Integer> dispatchOffsets) {
+		for (int i = from; i < to; i++) {
+			SseEventKind kind = scanner.accept(stream[i]);
+			if (kind != null) {
+				long tokens = scanner.completionTokens();
+				if (tokens < -1) {
+					throw new AssertionError("completion tokens " + tokens);
+				}
+				events.add((tokens >= 0) ? kind + "/" + tokens : kind.name());
+				dispatchOffsets.add(i);
+			}
+		}
+	}
+
+	/** What the framing alone decides: COMMENT, DONE, or DATA for every kind the JSON decides. */
+	private static List<String> framing(List<String> events) {
+		return events.stream().map((event) -> switch (event.split("/")[0]) {
+			case "COMMENT", "DONE" -> event.split("/")[0];
+			default -> "DATA";
+		}).toList();
+	}
+
+	private static boolean isLineEnd(byte b) {
+		return b == '\n' || b == '\r';
+	}
+
+	/**
+	 * The event-stream framing as the scanner's Javadoc states it, written the obvious way (lines
+	 * first, then blocks): a blank line ends a block that has any line; a block without a
+	 * {@code data} field is a COMMENT; one whose joined data is {@code [DONE]} between blanks is
+	 * DONE.
+	 */
+	private static final class ReferenceFraming {
+
+		static List<String> frame(byte[] stream) {
+			List<String> events = new ArrayList<>();
+			boolean blockHasLines = false;
+			List<byte[]> data = new ArrayList<>();
+			for (byte[] line : lines(stream)) {
+				if (line.length == 0) {
+					if (blockHasLines) {
+						events.add(kind(data));
+					}
+					blockHasLines = false;
+					data.clear();
+					continue;
+				}
+				blockHasLines = true;
+				int colon = indexOf(line, (byte) ':');
+				byte[] name = Arrays.copyOf(line, (colon < 0) ? line.length : colon);
+				if (Arrays.equals(name, new byte[] { 'd', 'a', 't', 'a' })) {
+					int value = (colon < 0) ? line.length : colon + 1;
+					if (value < line.length && line[value] == ' ') {
+						value++;
+					}
+					data.add(Arrays.copyOfRange(line, value, line.length));
+				}
+			}
+			return events;
+		}
+
+		/** Empty terminated lines: an upper bound on the events of any stream. */
+		static int blankLines(byte[] stream) {
+			return (int) lines(stream).stream().filter((line) -> line.length == 0).count();
+		}
+
+		/** The terminated lines (CR, LF or CRLF) after a leading byte order mark. */
+		private static List<byte[]> lines(byte[] stream) {
+			int start = (stream.length >= 3 && Arrays.equals(stream, 0, 3, BOM, 0, 3)) ? 3 : 0;
+			List<byte[]> lines = new ArrayList<>();
+			for (int i = start; i < stream.length; i++) {
+				if (isLineEnd(stream[i])) {
+					lines.add(Arrays.copyOfRange(stream, start, i));
+					if (stream[i] == '\r' && i + 1 < stream.length && stream[i + 1] == '\n') {
+						i++;
+					}
+					start = i + 1;
+				}
+			}
+			return lines;
+		}
+
+		private static String kind(List<byte[]> data) {
+			if (data.isEmpty()) {
+				return "COMMENT";
+			}
+			ByteArrayOutputStream joined = new ByteArrayOutputStream();
+			for (int i = 0; i < data.size(); i++) {
+				if (i > 0) {
+					joined.write('\n');
+				}
+				joined.writeBytes(data.get(i));
+			}
+			byte[] payload = joined.toByteArray();
+			int from = 0;
+			int to = payload.length;
+			while (from < to && isBlank(payload[from])) {
+				from++;
+			}
+			while (to > from && isBlank(payload[to - 1])) {
+				to--;
+			}
+			return Arrays.equals(payload, from, to, DONE, 0, DONE.length) ? "DONE" : "DATA";
+		}
+
+		private static boolean isBlank(byte b) {
+			return b == ' ' || b == '\t' || b == '\n';
+		}
+
+		private static int indexOf(byte[] line, byte b) {
+			for (int i = 0; i < line.length; i++) {
+				if (line[i] == b) {
+					return i;
+				}
+			}
+			return -1;
+		}
+
+	}
+
+}
