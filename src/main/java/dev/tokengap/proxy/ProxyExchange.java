@@ -190,8 +190,7 @@ final class ProxyExchange {
 			logger.error("Unexpected failure proxying request " + this.requestId, error);
 		}
 		if (status != 500) {
-			logger.warn("Request " + this.requestId + " (" + this.endpoint.label() + ") answered " + status + ": "
-					+ error.getMessage());
+			logAnswer(status, error);
 		}
 		this.out.header("x-request-id", this.requestId);
 		return ErrorResponses.send(this.out, status, type, error.getMessage())
@@ -204,6 +203,15 @@ final class ProxyExchange {
 				this.recorder.finish(CLIENT_CLOSED, StreamOutcome.CLIENT_CANCELLED, this.handler.clock().nanoTime());
 				return Mono.empty();
 			});
+	}
+
+	private void logAnswer(int status, Throwable error) {
+		long skipped = this.handler.errorLog().tryAcquire();
+		if (skipped >= 0) {
+			logger.warn("Request " + this.requestId + " (" + this.endpoint.label() + ") answered " + status + ": "
+					+ error.getMessage() + ((skipped > 0) ? " (" + skipped + " earlier error answers not logged: over "
+							+ ProxyHandler.ERROR_LOG_LINES_PER_SECOND + " lines/s; all are counted)" : ""));
+		}
 	}
 
 	private static boolean isEventStream(String contentType) {

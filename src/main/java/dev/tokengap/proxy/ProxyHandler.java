@@ -23,6 +23,9 @@ import dev.tokengap.timing.NanoClock;
  */
 public final class ProxyHandler implements HttpHandler {
 
+	/** Error answers (502, 504, 413, 400) logged per second at most. */
+	static final int ERROR_LOG_LINES_PER_SECOND = 10;
+
 	private final UpstreamClient upstream;
 
 	private final TokengapMeters meters;
@@ -34,6 +37,8 @@ public final class ProxyHandler implements HttpHandler {
 	private final UpstreamProperties upstreamProperties;
 
 	private final NanoClock clock;
+
+	private final ErrorLogLimiter errorLog;
 
 	/**
 	 * Creates the handler.
@@ -52,6 +57,7 @@ public final class ProxyHandler implements HttpHandler {
 		this.properties = properties;
 		this.upstreamProperties = upstreamProperties;
 		this.clock = clock;
+		this.errorLog = new ErrorLogLimiter(ERROR_LOG_LINES_PER_SECOND, clock);
 	}
 
 	@Override
@@ -83,6 +89,10 @@ public final class ProxyHandler implements HttpHandler {
 
 	NanoClock clock() {
 		return this.clock;
+	}
+
+	ErrorLogLimiter errorLog() {
+		return this.errorLog;
 	}
 
 }

@@ -79,6 +79,9 @@ public final class UpstreamClient {
 			.maxConnections(this.connectionsPerLoop)
 			.pendingAcquireMaxCount(-1)
 			.maxIdleTime(this.properties.maxIdleTime())
+			// Without a background sweep an idle connection is only closed when next acquired:
+			// after a burst, hundreds stayed open long past max-idle-time.
+			.evictInBackground(this.properties.maxIdleTime())
 			.build();
 		this.providers.add(provider);
 		return HttpClient.create(provider)

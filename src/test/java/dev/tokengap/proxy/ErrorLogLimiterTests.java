@@ -1,0 +1,30 @@
+package dev.tokengap.proxy;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ErrorLogLimiterTests {
+
+	private final AtomicLong now = new AtomicLong(7_000_000_000L);
+
+	private final ErrorLogLimiter limiter = new ErrorLogLimiter(2, this.now::get);
+
+	@Test
+	void letsTheFirstLinesOfASecondThroughAndSaysHowManyWereSkippedInTheNext() {
+		assertThat(this.limiter.tryAcquire()).isZero();
+		assertThat(this.limiter.tryAcquire()).isZero();
+		for (int i = 0; i < 500; i++) {
+			assertThat(this.limiter.tryAcquire()).isEqualTo(-1);
+		}
+		this.now.addAndGet(999_999_999L);
+		assertThat(this.limiter.tryAcquire()).isEqualTo(-1);
+		this.now.addAndGet(1L);
+		assertThat(this.limiter.tryAcquire()).isEqualTo(501);
+		assertThat(this.limiter.tryAcquire()).isZero();
+		assertThat(this.limiter.tryAcquire()).isEqualTo(-1);
+	}
+
+}
