@@ -137,12 +137,8 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		ByteBuf buf = this.inFlight;
 		this.inFlight = null;
 		this.writeStartNanos = this.clock.nanoTime();
-		if (!nothingPending()) {
-			this.client.writeAndFlush(buf).addListener(this);
-			return;
-		}
-		// The usual case: the socket takes the whole buffer inside this call. A void promise spares
-		// a promise and a listener call per event (and the encoder's promise combiner); whether the
+		// Usually the socket takes the whole buffer inside this call. A void promise spares a
+		// promise and a listener call per event (and the encoder's promise combiner); whether the
 		// write completed is read from the outbound buffer afterwards. A failed write fires
 		// exceptionCaught and closes the channel instead, which ends the stream through closeFuture.
 		this.client.writeAndFlush(buf, this.client.voidPromise());
@@ -153,7 +149,8 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			written();
 		}
 		else {
-			// The client's socket is full: completes once everything before it has been written.
+			// The client's socket is full (or earlier bytes were still queued): completes once
+			// everything before it has been written.
 			this.client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(this);
 		}
 	}
