@@ -15,6 +15,7 @@ import org.apache.commons.logging.LogFactory;
 import dev.tokengap.backend.EngineHistory;
 import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.timing.GapObserver;
+import dev.tokengap.timing.LogRateLimiter;
 import dev.tokengap.timing.NanoClock;
 
 /**
@@ -45,7 +46,7 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	private final SpikeDetector detector;
 
-	private final SpikeLogLimiter logLimiter;
+	private final LogRateLimiter logLimiter;
 
 	private final ScheduledExecutorService executor;
 
@@ -73,7 +74,7 @@ public final class SpikeAttributor implements AutoCloseable {
 		this.intervalNanos = scrapeInterval.toNanos();
 		this.delayNanos = scrapeInterval.toNanos() + scrapeTimeout.toNanos();
 		this.detector = new SpikeDetector(properties, this.firstTokens, this::submit);
-		this.logLimiter = new SpikeLogLimiter(properties.logLinesPerSecond(), clock);
+		this.logLimiter = new LogRateLimiter(properties.logLinesPerSecond(), clock);
 		this.executor = Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, "tokengap-attribution");
 			thread.setDaemon(true);

@@ -210,7 +210,7 @@ final class ProxyExchange {
 		if (skipped >= 0) {
 			logger.warn("Request " + this.requestId + " (" + this.endpoint.label() + ") answered " + status + ": "
 					+ error.getMessage() + ((skipped > 0) ? " (" + skipped + " earlier error answers not logged: over "
-							+ ProxyHandler.ERROR_LOG_LINES_PER_SECOND + " lines/s; all are counted)" : ""));
+							+ this.handler.errorLog().perSecond() + " lines/s; all are counted)" : ""));
 		}
 	}
 

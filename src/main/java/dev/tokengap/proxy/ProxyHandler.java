@@ -11,6 +11,7 @@ import reactor.netty.http.server.HttpServerResponse;
 
 import dev.tokengap.metrics.ModelLabels;
 import dev.tokengap.metrics.TokengapMeters;
+import dev.tokengap.timing.LogRateLimiter;
 import dev.tokengap.timing.NanoClock;
 
 /**
@@ -24,7 +25,7 @@ import dev.tokengap.timing.NanoClock;
 public final class ProxyHandler implements HttpHandler {
 
 	/** Error answers (502, 504, 413, 400) logged per second at most. */
-	static final int ERROR_LOG_LINES_PER_SECOND = 10;
+	private static final int ERROR_LOG_LINES_PER_SECOND = 10;
 
 	private final UpstreamClient upstream;
 
@@ -38,7 +39,7 @@ public final class ProxyHandler implements HttpHandler {
 
 	private final NanoClock clock;
 
-	private final ErrorLogLimiter errorLog;
+	private final LogRateLimiter errorLog;
 
 	/**
 	 * Creates the handler.
@@ -57,7 +58,7 @@ public final class ProxyHandler implements HttpHandler {
 		this.properties = properties;
 		this.upstreamProperties = upstreamProperties;
 		this.clock = clock;
-		this.errorLog = new ErrorLogLimiter(ERROR_LOG_LINES_PER_SECOND, clock);
+		this.errorLog = new LogRateLimiter(ERROR_LOG_LINES_PER_SECOND, clock);
 	}
 
 	@Override
@@ -91,7 +92,7 @@ public final class ProxyHandler implements HttpHandler {
 		return this.clock;
 	}
 
-	ErrorLogLimiter errorLog() {
+	LogRateLimiter errorLog() {
 		return this.errorLog;
 	}
 

@@ -1,4 +1,4 @@
-package dev.tokengap.proxy;
+package dev.tokengap.timing;
 
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -6,11 +6,11 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class ErrorLogLimiterTests {
+class LogRateLimiterTests {
 
 	private final AtomicLong now = new AtomicLong(7_000_000_000L);
 
-	private final ErrorLogLimiter limiter = new ErrorLogLimiter(2, this.now::get);
+	private final LogRateLimiter limiter = new LogRateLimiter(2, this.now::get);
 
 	@Test
 	void letsTheFirstLinesOfASecondThroughAndSaysHowManyWereSkippedInTheNext() {
@@ -25,6 +25,14 @@ class ErrorLogLimiterTests {
 		assertThat(this.limiter.tryAcquire()).isEqualTo(501);
 		assertThat(this.limiter.tryAcquire()).isZero();
 		assertThat(this.limiter.tryAcquire()).isEqualTo(-1);
+	}
+
+	@Test
+	void logsNothingAtZeroLinesPerSecond() {
+		LogRateLimiter silent = new LogRateLimiter(0, this.now::get);
+		assertThat(silent.tryAcquire()).isEqualTo(-1);
+		this.now.addAndGet(10_000_000_000L);
+		assertThat(silent.tryAcquire()).isEqualTo(-1);
 	}
 
 }

@@ -1,17 +1,16 @@
-package dev.tokengap.proxy;
+package dev.tokengap.timing;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
-import dev.tokengap.timing.NanoClock;
-
 /**
- * Lets at most a fixed number of error-answer log lines through per second, from any event loop:
- * while the engine is down every request is answered 502, and one line each was 8,000 lines in
- * two minutes of a soak. The answers are all counted in {@code tokengap_requests_total{status}};
- * the first line let through after a skip says how many were skipped.
+ * Lets about a fixed number of log lines through per second, from any thread, and counts the
+ * rest, so that a burst (a thousand streams stalling together, every request answered 502 while
+ * the engine is down) costs a few lines instead of thousands: building and writing a line costs
+ * far more than what it reports. The first line let through after a skip can say how many were
+ * skipped; what the lines report is counted in the metrics regardless.
  */
-final class ErrorLogLimiter {
+public final class LogRateLimiter {
 
 	private static final long SECOND = 1_000_000_000L;
 
@@ -25,7 +24,12 @@ final class ErrorLogLimiter {
 
 	private final AtomicLong skipped = new AtomicLong();
 
-	ErrorLogLimiter(int perSecond, NanoClock clock) {
+	/**
+	 * Creates a limiter.
+	 * @param perSecond lines let through per second; 0 lets none through
+	 * @param clock the clock that delimits the seconds
+	 */
+	public LogRateLimiter(int perSecond, NanoClock clock) {
 		this.perSecond = perSecond;
 		this.clock = clock;
 		this.windowStart = new AtomicLong(clock.nanoTime());
@@ -35,7 +39,7 @@ final class ErrorLogLimiter {
 	 * Asks to log one line now.
 	 * @return -1 when the line must be skipped; otherwise how many lines were skipped before it
 	 */
-	long tryAcquire() {
+	public long tryAcquire() {
 		long now = this.clock.nanoTime();
 		long start = this.windowStart.get();
 		if (now - start >= SECOND && this.windowStart.compareAndSet(start, now)) {
@@ -46,6 +50,11 @@ final class ErrorLogLimiter {
 			return -1;
 		}
 		return this.skipped.getAndSet(0);
+	}
+
+	/** @return the lines let through per second */
+	public int perSecond() {
+		return this.perSecond;
 	}
 
 }
