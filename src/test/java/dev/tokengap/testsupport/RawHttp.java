@@ -1,18 +1,14 @@
 package dev.tokengap.testsupport;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Writes raw bytes to a loopback HTTP port and reads until the server closes: for requests no
- * well-behaved client would send.
+ * One-shot exchanges of raw bytes with a loopback HTTP port over a {@link RawHttpClient}, read
+ * until the server closes or has sent the responses expected: for requests no well-behaved client
+ * would send.
  */
 public final class RawHttp {
 
@@ -43,31 +39,14 @@ public final class RawHttp {
 	 * @return what came back
 	 */
 	public static Response exchange(int port, String request, int responses) {
-		try (Socket socket = new Socket("127.0.0.1", port)) {
-			socket.setSoTimeout(10_000);
-			OutputStream out = socket.getOutputStream();
-			out.write(request.getBytes(StandardCharsets.ISO_8859_1));
-			out.flush();
-			InputStream in = socket.getInputStream();
-			ByteArrayOutputStream all = new ByteArrayOutputStream();
-			byte[] buffer = new byte[8192];
-			try {
-				int read;
-				while (complete(all.toString(StandardCharsets.ISO_8859_1)) < responses
-						&& (read = in.read(buffer)) > 0) {
-					all.write(buffer, 0, read);
-				}
+		try (RawHttpClient client = RawHttpClient.connect(port, 0)) {
+			client.send(request.getBytes(StandardCharsets.ISO_8859_1));
+			long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+			// A server that refuses before reading everything sent resets: that is a close too.
+			while (complete(client.received()) < responses && System.nanoTime() < deadline
+					&& client.readWithin(Duration.ofMillis(200)) >= 0) {
 			}
-			catch (java.net.SocketException ex) {
-				// A server that refuses before reading everything sent resets the connection.
-				if (all.size() == 0) {
-					throw ex;
-				}
-			}
-			return new Response(all.toString(StandardCharsets.ISO_8859_1));
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
+			return new Response(client.received());
 		}
 	}
 

@@ -52,10 +52,15 @@ public final class RawHttpClient implements AutoCloseable {
 				+ json.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + json;
 	}
 
-	/** Sends bytes as they are. */
+	/** Sends the text's UTF-8 bytes as they are. */
 	public RawHttpClient send(String text) {
+		return send(text.getBytes(StandardCharsets.UTF_8));
+	}
+
+	/** Sends bytes as they are. */
+	public RawHttpClient send(byte[] bytes) {
 		try {
-			this.socket.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
+			this.socket.getOutputStream().write(bytes);
 			this.socket.getOutputStream().flush();
 			return this;
 		}
