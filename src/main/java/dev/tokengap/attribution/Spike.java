@@ -7,10 +7,11 @@ package dev.tokengap.attribution;
  * @param requestId the stream's request id
  * @param model the bounded model label
  * @param endpoint the endpoint label
- * @param tokenIndex index of the content event that ended the gap (0 = first content event)
+ * @param choice the choice index the gap belongs to
+ * @param tokenIndex index of the content event that ended the gap among its choice's (0 = first)
  * @param thresholdNanos the spike threshold that applied
- * @param previousArrivalNanos upstream arrival of the previous content event
- * @param previousWriteNanos client write of the previous content event
+ * @param previousArrivalNanos upstream arrival of the choice's previous content event
+ * @param previousWriteNanos client write of the choice's previous content event
  * @param arrivalNanos upstream arrival of this event
  * @param writeStartNanos when the write of this event started on the client's event loop
  * @param writeNanos client write of this event
@@ -18,7 +19,7 @@ package dev.tokengap.attribution;
  * engine is not read meanwhile)
  * @param epochMillis wall-clock time of the write, for the record
  */
-record Spike(String requestId, String model, String endpoint, int tokenIndex, long thresholdNanos,
+record Spike(String requestId, String model, String endpoint, int choice, int tokenIndex, long thresholdNanos,
 		long previousArrivalNanos, long previousWriteNanos, long arrivalNanos, long writeStartNanos, long writeNanos,
 		long earlierWaitNanos, long epochMillis) {
 

@@ -7,7 +7,8 @@ import dev.tokengap.timing.StreamTimer;
 
 /**
  * Decides, per gap, whether it is a spike: at least the floor, and at least {@code factor} times
- * the stream's median gap so far once the stream has 5 gaps. Only spikes allocate anything.
+ * the stream's median gap so far once the stream has 5 gaps. A gap is between two content events
+ * of the same choice. Only spikes allocate anything.
  */
 final class SpikeDetector implements GapObserver {
 
@@ -34,9 +35,9 @@ final class SpikeDetector implements GapObserver {
 	}
 
 	@Override
-	public void gap(StreamTimer timer, String requestId, String model, String endpoint, long previousArrivalNanos,
+	public void gap(StreamTimer timer, int choice, String requestId, String model, String endpoint,
 			long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
-		long previousWrite = timer.lastContentNanos();
+		long previousWrite = timer.lastContentNanos(choice);
 		long gap = writeNanos - previousWrite;
 		if (gap < this.floorNanos) {
 			return;
@@ -46,9 +47,9 @@ final class SpikeDetector implements GapObserver {
 			threshold = Math.max(threshold, (long) (this.factor * timer.medianGapNanos()));
 		}
 		if (gap >= threshold) {
-			this.spikes.accept(new Spike(requestId, model, endpoint, timer.contentEvents(), threshold,
-					previousArrivalNanos, previousWrite, arrivalNanos, writeStartNanos, writeNanos, earlierWaitNanos,
-					System.currentTimeMillis()));
+			this.spikes.accept(new Spike(requestId, model, endpoint, choice, timer.contentEvents(choice), threshold,
+					timer.lastArrivalNanos(choice), previousWrite, arrivalNanos, writeStartNanos, writeNanos,
+					earlierWaitNanos, System.currentTimeMillis()));
 		}
 	}
 

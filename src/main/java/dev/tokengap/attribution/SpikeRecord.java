@@ -10,7 +10,8 @@ import java.time.Instant;
  * @param requestId the request id
  * @param model the bounded model label
  * @param endpoint the endpoint label
- * @param tokenIndex index of the content event that ended the gap
+ * @param choice the choice index the gap belongs to
+ * @param tokenIndex index of the content event that ended the gap among its choice's
  * @param gapMs the client-visible gap
  * @param thresholdMs the spike threshold that applied
  * @param upstreamGapMs the same gap as it arrived from the engine
@@ -19,13 +20,13 @@ import java.time.Instant;
  * @param cause the attributed cause
  * @param evidence everything gathered, whatever the cause
  */
-public record SpikeRecord(Instant time, String requestId, String model, String endpoint, int tokenIndex,
+public record SpikeRecord(Instant time, String requestId, String model, String endpoint, int choice, int tokenIndex,
 		double gapMs, double thresholdMs, double upstreamGapMs, double writeDelayMs, double socketWaitMs, String cause,
 		Evidence evidence) {
 
 	static SpikeRecord of(Spike spike, SpikeCause cause, Evidence evidence) {
 		return new SpikeRecord(Instant.ofEpochMilli(spike.epochMillis()), spike.requestId(), spike.model(),
-				spike.endpoint(), spike.tokenIndex(), millis(spike.gapNanos()), millis(spike.thresholdNanos()),
+				spike.endpoint(), spike.choice(), spike.tokenIndex(), millis(spike.gapNanos()), millis(spike.thresholdNanos()),
 				millis(spike.upstreamGapNanos()), millis(spike.writeDelayNanos()), millis(spike.socketWaitNanos()),
 				cause.label(), evidence);
 	}

@@ -66,7 +66,7 @@ final class StreamResult implements ByteProcessor {
 	}
 
 	private void onEvent(SseEventKind kind) {
-		long tokens = this.scanner.completionTokens();
+		long tokens = this.scanner.outputTokens();
 		if (tokens >= 0) {
 			this.completionTokens = tokens;
 		}
@@ -102,7 +102,7 @@ final class StreamResult implements ByteProcessor {
 			this.endNanos = this.readNanos;
 		}
 		if (this.error == null && !this.sawDone) {
-			fail("stream ended without data: [DONE]");
+			fail("stream ended without its end marker ([DONE], response.completed, message_stop)");
 		}
 		if (this.error == null && this.contentEvents == 0) {
 			fail("no content event");

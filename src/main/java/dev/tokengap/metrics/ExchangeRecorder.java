@@ -1,9 +1,7 @@
 package dev.tokengap.metrics;
 
-import java.util.concurrent.atomic.AtomicBoolean;
-
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 
 import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.StreamTimer;
@@ -12,14 +10,29 @@ import dev.tokengap.timing.StreamTimer;
  * Records one proxied exchange: its first byte, each content event of a stream, and how it ended.
  *
  * <p>
- * Called from the client connection's event loop. Every method swallows (and logs once) any
- * recording failure: metrics never break the data path.
+ * How it ended is recorded in one place, {@link #close}, called once from the exchange's single
+ * exit whatever ended it (completion, error or cancel). Until then the call sites only say what
+ * they know: the status sent ({@link #responded}), the outcome they saw ({@link #outcome}, the
+ * first one said wins) and that the whole response was written ({@link #completed}). What nobody
+ * said is decided at the exit: a cancelled exchange is {@code client_cancelled}, any other
+ * unexplained end {@code upstream_error}. So a stream always leaves the live set and is counted
+ * exactly once, however its pieces raced.
+ *
+ * <p>
+ * Called from the client connection's event loop, except {@link #outcome} and {@link #close}
+ * (any thread). Every method catches recording failures and counts them in
+ * {@code tokengap_recording_errors_total}: metrics never break the data path.
  */
 public final class ExchangeRecorder {
 
-	private static final Log logger = LogFactory.getLog(ExchangeRecorder.class);
+	/** nginx's status for "client closed the request before the response": counted, never sent. */
+	public static final int CLIENT_CLOSED = 499;
 
-	private static final AtomicBoolean failureLogged = new AtomicBoolean();
+	private static final AtomicReferenceFieldUpdater<ExchangeRecorder, StreamOutcome> OUTCOME = AtomicReferenceFieldUpdater
+		.newUpdater(ExchangeRecorder.class, StreamOutcome.class, "said");
+
+	private static final AtomicIntegerFieldUpdater<ExchangeRecorder> CLOSED = AtomicIntegerFieldUpdater
+		.newUpdater(ExchangeRecorder.class, "closed");
 
 	private final TokengapMeters catalogue;
 
@@ -35,11 +48,17 @@ public final class ExchangeRecorder {
 
 	private long promptTokens;
 
-	private long lastArrivalNanos = -1;
+	private boolean streamRequested;
 
-	private boolean streaming;
+	private boolean live;
 
-	private final AtomicBoolean finished = new AtomicBoolean();
+	private volatile int status = -1;
+
+	private volatile long completedNanos = -1;
+
+	private volatile StreamOutcome said;
+
+	private volatile int closed;
 
 	/**
 	 * Starts recording an exchange whose request was received at {@code startNanos}.
@@ -72,10 +91,21 @@ public final class ExchangeRecorder {
 		this.promptTokens = promptTokens;
 	}
 
-	/** Marks this exchange as a stream: the response is {@code text/event-stream}. */
+	/**
+	 * Marks this exchange as one the client asked to stream ({@code "stream": true}): it gets an
+	 * outcome in {@code tokengap_streams_total} whatever is answered.
+	 */
+	public void streamRequested() {
+		this.streamRequested = true;
+	}
+
+	/**
+	 * Marks this exchange as a live stream (a {@code text/event-stream} answer to a generation
+	 * request): it is timed, counted in flight until it ends, and gets an outcome.
+	 */
 	public void streamStarted() {
 		try {
-			this.streaming = true;
+			this.live = true;
 			meters().started(this.timer);
 		}
 		catch (RuntimeException ex) {
@@ -84,12 +114,27 @@ public final class ExchangeRecorder {
 	}
 
 	/**
-	 * Marks this exchange as a stream the client asked for ({@code "stream": true}) whose response
-	 * never began, so that {@link #finish} counts its outcome. Not a stream in flight: nothing is
-	 * timed.
+	 * Notes the status sent to the client (the engine's, or tokengap's own answer's).
+	 * @param status the HTTP status
 	 */
-	public void streamRequested() {
-		this.streaming = true;
+	public void responded(int status) {
+		this.status = status;
+	}
+
+	/**
+	 * Says how the exchange ended, as far as the caller knows; the first outcome said wins.
+	 * @param outcome the outcome
+	 */
+	public void outcome(StreamOutcome outcome) {
+		OUTCOME.compareAndSet(this, null, outcome);
+	}
+
+	/**
+	 * Notes that the whole response was written.
+	 * @param endNanos when its last byte was written
+	 */
+	public void completed(long endNanos) {
+		this.completedNanos = endNanos;
 	}
 
 	/**
@@ -108,22 +153,27 @@ public final class ExchangeRecorder {
 	}
 
 	/**
-	 * Notes one content-bearing event that reached the client.
+	 * Notes one content-bearing event of one choice that reached the client.
+	 * @param choice the choice index (0 for shapes without choices)
 	 * @param arrivalNanos when its last byte was read from upstream
 	 * @param writeStartNanos when its write to the client started
 	 * @param writeNanos when its write to the client completed
 	 * @param earlierWaitNanos how long earlier writes since the previous content event waited for
 	 * the client's socket (see {@link GapObserver#gap})
 	 */
-	public void contentWritten(long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
+	public void contentWritten(int choice, long arrivalNanos, long writeStartNanos, long writeNanos,
+			long earlierWaitNanos) {
+		if (this.closed != 0) {
+			return;
+		}
 		try {
 			StreamMeters m = meters();
-			notifyObserver(arrivalNanos, writeStartNanos, writeNanos, earlierWaitNanos);
-			long gap = this.timer.onContent(writeNanos);
-			if (gap < 0) {
+			notifyObserver(choice, arrivalNanos, writeStartNanos, writeNanos, earlierWaitNanos);
+			long gap = this.timer.onContent(choice, arrivalNanos, writeNanos);
+			if (this.timer.contentEvents() == 1) {
 				m.ttft.observe(this.timer.timeToFirstTokenNanos() / 1e9);
 			}
-			else {
+			if (gap >= 0) {
 				m.itl.observe(gap / 1e9);
 				if (gap >= this.catalogue.stallNanos()) {
 					m.stalls.inc();
@@ -136,45 +186,56 @@ public final class ExchangeRecorder {
 		}
 	}
 
-	private void notifyObserver(long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
+	private void notifyObserver(int choice, long arrivalNanos, long writeStartNanos, long writeNanos,
+			long earlierWaitNanos) {
 		GapObserver observer = this.catalogue.gapObserver();
 		if (this.timer.contentEvents() == 0) {
 			observer.firstContent(arrivalNanos, writeNanos, this.promptTokens);
 		}
-		else {
-			observer.gap(this.timer, this.requestId, this.model, this.endpoint.label(), this.lastArrivalNanos,
-					arrivalNanos, writeStartNanos, writeNanos, earlierWaitNanos);
+		else if (this.timer.contentEvents(choice) > 0) {
+			observer.gap(this.timer, choice, this.requestId, this.model, this.endpoint.label(), arrivalNanos,
+					writeStartNanos, writeNanos, earlierWaitNanos);
 		}
-		this.lastArrivalNanos = arrivalNanos;
 	}
 
 	/**
-	 * Notes the {@code usage.completion_tokens} an event carried.
+	 * Notes an output token count an event carried.
+	 * @param choice the choice it counts, or -1 for the whole stream
 	 * @param tokens the cumulative count
 	 */
-	public void completionTokens(long tokens) {
-		this.timer.onCompletionTokens(tokens);
+	public void outputTokens(int choice, long tokens) {
+		try {
+			this.timer.onOutputTokens(choice, tokens);
+		}
+		catch (RuntimeException ex) {
+			failed(ex);
+		}
 	}
 
 	/**
-	 * Records how the exchange ended; later calls are ignored.
-	 * @param status the HTTP status sent to the client
-	 * @param outcome how a stream ended (ignored for non-streamed responses)
-	 * @param endNanos when the last byte was written (or the exchange was abandoned)
+	 * Records how the exchange ended: the request, and for a stream its outcome and summary. The
+	 * exchange's single exit calls this; later calls are ignored.
+	 * @param nowNanos the current time
+	 * @param cancelled whether the exchange was cancelled (the client went away)
 	 */
-	public void finish(int status, StreamOutcome outcome, long endNanos) {
-		if (!this.finished.compareAndSet(false, true)) {
+	public void close(long nowNanos, boolean cancelled) {
+		if (!CLOSED.compareAndSet(this, 0, 1)) {
 			return;
 		}
 		try {
 			StreamMeters m = meters();
-			this.catalogue.countRequest(this.model, this.endpoint, status);
+			int sent = this.status;
+			this.catalogue.countRequest(this.model, this.endpoint, (sent >= 0) ? sent : CLIENT_CLOSED);
 			this.timer.end();
-			if (outcome == StreamOutcome.COMPLETED) {
-				m.e2e.observe((endNanos - this.timer.startNanos()) / 1e9);
+			long end = this.completedNanos;
+			if (end >= 0) {
+				m.e2e.observe(Math.max(0, end - this.timer.startNanos()) / 1e9);
 			}
-			if (this.streaming) {
+			if (this.live) {
 				m.ended(this.timer);
+			}
+			if (this.live || this.streamRequested) {
+				StreamOutcome outcome = outcome(cancelled);
 				m.outcome(outcome).inc();
 				if (outcome == StreamOutcome.COMPLETED) {
 					recordCompletedStream(m);
@@ -186,19 +247,32 @@ public final class ExchangeRecorder {
 		}
 	}
 
-	private void recordCompletedStream(StreamMeters m) {
-		double tpot = this.timer.timePerOutputTokenSeconds();
-		if (!Double.isNaN(tpot)) {
-			m.tpot.observe(tpot);
+	private StreamOutcome outcome(boolean cancelled) {
+		StreamOutcome outcome = this.said;
+		if (outcome != null) {
+			return outcome;
 		}
-		if (this.timer.contentEvents() >= 2) {
+		return cancelled ? StreamOutcome.CLIENT_CANCELLED : StreamOutcome.UPSTREAM_ERROR;
+	}
+
+	private void recordCompletedStream(StreamMeters m) {
+		for (int choice = 0; choice < this.timer.choices(); choice++) {
+			double tpot = this.timer.timePerOutputTokenSeconds(choice);
+			if (!Double.isNaN(tpot)) {
+				m.tpot.observe(tpot);
+			}
+		}
+		if (this.timer.gapCount() >= 1) {
 			m.maxGap.observe(this.timer.maxGapNanos() / 1e9);
 		}
-		double jitter = this.timer.jitterRatio(TokengapMeters.JITTER_MIN_GAPS);
+		if (this.timer.gapCount() >= TokengapMeters.PER_STREAM_MIN_GAPS) {
+			m.p99Gap.observe(this.timer.gapPercentileNanos(0.99) / 1e9);
+		}
+		double jitter = this.timer.jitterRatio(TokengapMeters.PER_STREAM_MIN_GAPS);
 		if (!Double.isNaN(jitter)) {
 			m.jitter.observe(jitter);
 		}
-		if (this.timer.stalls() == 0) {
+		if (this.timer.stalls() == 0 && this.timer.contentEvents() > 0) {
 			m.smooth.inc();
 		}
 	}
@@ -208,8 +282,9 @@ public final class ExchangeRecorder {
 		return this.timer;
 	}
 
+	/** @return whether this exchange is counted as a stream */
 	public boolean streaming() {
-		return this.streaming;
+		return this.live || this.streamRequested;
 	}
 
 	private StreamMeters meters() {
@@ -221,10 +296,8 @@ public final class ExchangeRecorder {
 		return m;
 	}
 
-	private static void failed(RuntimeException ex) {
-		if (failureLogged.compareAndSet(false, true)) {
-			logger.warn("Recording a metric failed; the stream is unaffected (logged once)", ex);
-		}
+	private void failed(RuntimeException ex) {
+		this.catalogue.recordingFailed(ex);
 	}
 
 }

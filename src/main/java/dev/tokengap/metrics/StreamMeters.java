@@ -32,6 +32,8 @@ public final class StreamMeters {
 
 	final DistributionDataPoint jitter;
 
+	final DistributionDataPoint p99Gap;
+
 	final DistributionDataPoint writeDelay;
 
 	final CounterDataPoint stalls;
@@ -53,6 +55,7 @@ public final class StreamMeters {
 		this.e2e = catalogue.e2e().labelValues(model, e);
 		this.maxGap = catalogue.maxGap().labelValues(model, e);
 		this.jitter = catalogue.jitter().labelValues(model, e);
+		this.p99Gap = catalogue.p99Gap().labelValues(model, e);
 		this.writeDelay = catalogue.writeDelay().labelValues(model, e);
 		this.stalls = catalogue.stalls().labelValues(model, e);
 		this.smooth = catalogue.smooth().labelValues(model, e);

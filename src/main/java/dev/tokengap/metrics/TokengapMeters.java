@@ -4,11 +4,14 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.prometheus.metrics.core.metrics.Counter;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 import dev.tokengap.timing.GapObserver;
+import dev.tokengap.timing.LogRateLimiter;
 import dev.tokengap.timing.NanoClock;
 
 /**
@@ -36,6 +39,8 @@ public final class TokengapMeters {
 
 	public static final String STREAM_MAX_GAP = "tokengap_stream_max_gap_seconds";
 
+	public static final String STREAM_P99_GAP = "tokengap_stream_p99_gap_seconds";
+
 	public static final String STREAM_JITTER_RATIO = "tokengap_stream_jitter_ratio";
 
 	public static final String PROXY_WRITE_DELAY = "tokengap_proxy_write_delay_seconds";
@@ -54,12 +59,19 @@ public final class TokengapMeters {
 
 	public static final String GAP_SPIKE = "tokengap_gap_spike_seconds";
 
+	public static final String RECORDING_ERRORS = "tokengap_recording_errors_total";
+
 	static final String MODEL_NAME = "model_name";
 
 	static final String ENDPOINT = "endpoint";
 
-	/** Streams need this many gaps before their jitter ratio is recorded. */
-	public static final int JITTER_MIN_GAPS = 10;
+	/** Streams need this many gaps before their p99 gap and jitter ratio are recorded. */
+	public static final int PER_STREAM_MIN_GAPS = 10;
+
+	/** Recording failures logged per second at most; all are counted. */
+	private static final int FAILURE_LOG_LINES_PER_SECOND = 1;
+
+	private static final Log logger = LogFactory.getLog(TokengapMeters.class);
 
 	private final Histogram ttft;
 
@@ -75,6 +87,12 @@ public final class TokengapMeters {
 
 	private final Histogram jitter;
 
+	private final Histogram p99Gap;
+
+	private final Counter recordingErrors;
+
+	private final LogRateLimiter failureLog;
+
 	private final Histogram writeDelay;
 
 	private final Counter stalls;
@@ -86,7 +104,6 @@ public final class TokengapMeters {
 	private final Counter requests;
 
 	private final Histogram spikes;
-
 
 	private volatile GapObserver gapObserver = GapObserver.NONE;
 
@@ -121,16 +138,23 @@ public final class TokengapMeters {
 		this.e2e = histogram(registry, E2E_REQUEST_LATENCY,
 				"Request received by tokengap to last byte written to the client", edges.request());
 		this.maxGap = histogram(registry, STREAM_MAX_GAP, "Worst gap of each completed stream", edges.itl());
+		this.p99Gap = histogram(registry, STREAM_P99_GAP,
+				"p99 gap (nearest-rank) of each completed stream with at least " + PER_STREAM_MIN_GAPS + " gaps",
+				edges.itl());
 		this.jitter = histogram(registry, STREAM_JITTER_RATIO,
-				"p99 gap / p50 gap of each completed stream with at least " + JITTER_MIN_GAPS + " gaps",
+				"p99 gap / p50 gap of each completed stream with at least " + PER_STREAM_MIN_GAPS + " gaps",
 				BucketEdges.JITTER);
 		this.writeDelay = histogram(registry, PROXY_WRITE_DELAY,
 				"Client write time minus upstream arrival time of each content event", BucketEdges.WRITE_DELAY);
 		this.stalls = counter(registry, STALLS, "Gaps at or above the stall threshold", MODEL_NAME, ENDPOINT);
-		this.smooth = counter(registry, SMOOTH_STREAMS, "Completed streams with no gap at or above the stall threshold",
-				MODEL_NAME, ENDPOINT);
-		this.streams = counter(registry, STREAMS, "Streamed requests ended, by outcome", MODEL_NAME, ENDPOINT,
-				"outcome");
+		this.smooth = counter(registry, SMOOTH_STREAMS,
+				"Completed streams with a content event and no gap at or above the stall threshold", MODEL_NAME,
+				ENDPOINT);
+		this.streams = counter(registry, STREAMS, "Requests that asked to stream, once ended, by outcome", MODEL_NAME,
+				ENDPOINT, "outcome");
+		this.recordingErrors = counter(registry, RECORDING_ERRORS,
+				"Recordings that failed (a bug): measuring never stops silently");
+		this.failureLog = new LogRateLimiter(FAILURE_LOG_LINES_PER_SECOND, clock);
 		this.requests = counter(registry, REQUESTS, "Proxied requests, by HTTP status sent to the client",
 				MODEL_NAME, ENDPOINT, "status");
 		this.spikes = Histogram.builder()
@@ -190,7 +214,8 @@ public final class TokengapMeters {
 	 * @return the meters
 	 */
 	public StreamMeters meters(String model, Endpoint endpoint) {
-		StreamMeters[] perEndpoint = this.byModel.computeIfAbsent(model, (k) -> new StreamMeters[3]);
+		StreamMeters[] perEndpoint = this.byModel.computeIfAbsent(model,
+				(k) -> new StreamMeters[Endpoint.values().length]);
 		StreamMeters m = perEndpoint[endpoint.ordinal()];
 		if (m == null) {
 			synchronized (perEndpoint) {
@@ -212,6 +237,25 @@ public final class TokengapMeters {
 	 */
 	public void countRequest(String model, Endpoint endpoint, int status) {
 		this.requests.labelValues(model, endpoint.label(), Integer.toString(status)).inc();
+	}
+
+	/**
+	 * Counts a recording that failed and logs it, at most once a second; the stream it belongs to
+	 * is unaffected.
+	 * @param failure what failed
+	 */
+	public void recordingFailed(RuntimeException failure) {
+		try {
+			this.recordingErrors.inc();
+			long skipped = this.failureLog.tryAcquire();
+			if (skipped >= 0) {
+				logger.warn("Recording a metric failed; the stream is unaffected (counted in " + RECORDING_ERRORS
+						+ ((skipped > 0) ? "; " + skipped + " more since the last line" : "") + ")", failure);
+			}
+		}
+		catch (RuntimeException ex) {
+			// the counter itself failed: nothing left to tell it to
+		}
 	}
 
 	/**
@@ -270,6 +314,10 @@ public final class TokengapMeters {
 
 	Histogram jitter() {
 		return this.jitter;
+	}
+
+	Histogram p99Gap() {
+		return this.p99Gap;
 	}
 
 	Histogram writeDelay() {

@@ -24,12 +24,14 @@ final class ErrorResponses {
 	 * @param response the client response
 	 * @param status the HTTP status
 	 * @param type the error type, e.g. {@code BadGatewayError}
-	 * @param message a human-readable message (no request content)
+	 * @param message a human-readable message (no request content); null for none
 	 * @return completes when written
 	 */
 	static Mono<Void> send(HttpServerResponse response, int status, String type, String message) {
-		ByteBuf body = ByteBufAllocator.DEFAULT.buffer();
-		body.writeCharSequence(json(status, type, message), StandardCharsets.UTF_8);
+		// Everything that can throw runs before the buffer exists; from here on the send owns it.
+		byte[] json = json(status, type, message).getBytes(StandardCharsets.UTF_8);
+		ByteBuf body = ByteBufAllocator.DEFAULT.buffer(json.length);
+		body.writeBytes(json);
 		response.status(HttpResponseStatus.valueOf(status));
 		response.header(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
 		response.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.readableBytes()));
@@ -37,7 +39,8 @@ final class ErrorResponses {
 	}
 
 	static String json(int status, String type, String message) {
-		return "{\"error\":{\"message\":\"" + escape(message) + "\",\"type\":\"" + escape(type)
+		String text = (message != null) ? message : "";
+		return "{\"error\":{\"message\":\"" + escape(text) + "\",\"type\":\"" + escape(type)
 				+ "\",\"param\":null,\"code\":" + status + "}}";
 	}
 

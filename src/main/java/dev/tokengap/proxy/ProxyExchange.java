@@ -10,9 +10,11 @@ import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.Channel;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 import reactor.netty.Connection;
 import reactor.netty.http.client.HttpClientResponse;
 import reactor.netty.http.server.HttpServerRequest;
@@ -31,9 +33,6 @@ final class ProxyExchange {
 
 	private static final Log logger = LogFactory.getLog(ProxyExchange.class);
 
-	/** nginx's status for "client closed the request before the response": counted, never sent. */
-	static final int CLIENT_CLOSED = 499;
-
 	private final ProxyHandler handler;
 
 	private final HttpServerRequest in;
@@ -48,8 +47,6 @@ final class ProxyExchange {
 
 	private final Endpoint endpoint;
 
-	private boolean streamRequested;
-
 	ProxyExchange(ProxyHandler handler, HttpServerRequest in, HttpServerResponse out, long startNanos) {
 		this.handler = handler;
 		this.in = in;
@@ -61,7 +58,15 @@ final class ProxyExchange {
 		this.recorder.route(ModelLabels.UNKNOWN, this.endpoint);
 	}
 
+	/**
+	 * Runs the exchange. Its single exit records the outcome, whatever ended it: completion,
+	 * an error, or the client's cancel.
+	 */
 	Mono<Void> run() {
+		return Mono.defer(this::exchange).doFinally(this::close);
+	}
+
+	private Mono<Void> exchange() {
 		if (!this.in.uri().startsWith("/")) {
 			return fail(new InvalidRequestTargetException());
 		}
@@ -70,21 +75,11 @@ final class ProxyExchange {
 		if (declared > limit) {
 			return fail(new RequestBodyTooLargeException(limit));
 		}
-		return readBody(limit).flatMap(this::forward)
-			.onErrorResume(this::fail)
-			.doOnCancel(this::cancelledBeforeCommit);
+		return readBody(limit).flatMap(this::forward).onErrorResume(this::fail);
 	}
 
-	private void cancelledBeforeCommit() {
-		// After commit the relay owns the outcome (the status sent was the engine's).
-		if (!this.out.hasSentHeaders()) {
-			// A client giving up on a stream while the engine still queues it is the cancel that
-			// matters most under load: count its outcome though no event was sent.
-			if (this.streamRequested) {
-				this.recorder.streamRequested();
-			}
-			this.recorder.finish(CLIENT_CLOSED, StreamOutcome.CLIENT_CANCELLED, this.handler.clock().nanoTime());
-		}
+	private void close(SignalType signal) {
+		this.recorder.close(this.handler.clock().nanoTime(), signal == SignalType.CANCEL);
 	}
 
 	private Mono<ByteBuf> readBody(long limit) {
@@ -126,14 +121,25 @@ final class ProxyExchange {
 	}
 
 	private Mono<Void> forward(ByteBuf body) {
-		RequestFacts facts = RequestFacts.of(body);
-		this.streamRequested = facts.stream();
-		this.recorder.route(this.handler.labels().resolve(facts.model()), this.endpoint);
-		// About four bytes of request per prompt token: only used to weigh other streams' prefills.
-		this.recorder.identify(this.requestId, body.readableBytes() / 4);
-		return this.handler.upstream()
-			.exchange(this.in, this.channel.eventLoop(), body, this.requestId, this::respond)
-			.doFinally((signal) -> body.release());
+		Mono<Void> exchange;
+		try {
+			RequestFacts facts = RequestFacts.of(body, this.in.requestHeaders().get(HttpHeaderNames.CONTENT_TYPE));
+			if (facts.stream()) {
+				this.recorder.streamRequested();
+			}
+			this.recorder.route(this.handler.labels().resolve(facts.model()), this.endpoint);
+			// About four bytes of request per prompt token: only used to weigh other streams' prefills.
+			this.recorder.identify(this.requestId, body.readableBytes() / 4);
+			exchange = this.handler.upstream()
+				.exchange(this.in, this.channel.eventLoop(), body, this.requestId, this::respond);
+		}
+		catch (RuntimeException ex) {
+			// forward owns the body from the hand-over on, also when it fails before the
+			// doFinally below is attached
+			body.release();
+			return Mono.error(ex);
+		}
+		return exchange.doFinally((signal) -> body.release());
 	}
 
 	private Mono<Void> respond(HttpClientResponse response, Connection upstream) {
@@ -142,8 +148,16 @@ final class ProxyExchange {
 		HttpHeaders headers = this.out.responseHeaders();
 		HopByHopHeaders.copy(response.responseHeaders(), headers, Set.of("x-request-id"));
 		headers.set("x-request-id", this.requestId);
-		boolean eventStream = isEventStream(response.responseHeaders().get(HttpHeaderNames.CONTENT_TYPE));
-		if (eventStream) {
+		this.recorder.responded(status);
+		StreamOutcome refused = StreamOutcome.ofEngineStatus(status);
+		if (refused != null) {
+			this.recorder.outcome(refused);
+		}
+		// Only a generation is a live stream: a stored response replayed as events
+		// (GET /v1/responses/{id}?stream=true) is forwarded, not timed.
+		boolean live = isEventStream(response.responseHeaders().get(HttpHeaderNames.CONTENT_TYPE))
+				&& HttpMethod.POST.equals(this.in.method());
+		if (live) {
 			this.recorder.streamStarted();
 		}
 		upstream.addHandlerFirst(UpstreamIdleTimeoutHandler.NAME,
@@ -151,67 +165,64 @@ final class ProxyExchange {
 		// Headers go out now, before the first event, as the engine sent them.
 		this.out.then().subscribe(null, (ex) -> {
 		});
-		return ResponseRelay.relay(upstream.inbound().receive(), this.channel, this.recorder, eventStream,
-				this.handler.clock(), status);
+		return ResponseRelay.relay(upstream.inbound().receive(), this.channel, this.recorder, live,
+				this.handler.clock(), this.handler.properties().sendTimeout().toNanos(), this::sendTimedOut);
+	}
+
+	private void sendTimedOut() {
+		long skipped = this.handler.errorLog().tryAcquire();
+		if (skipped >= 0) {
+			logger.warn("Request " + this.requestId + " (" + this.endpoint.label() + "): the client accepted no bytes for "
+					+ this.handler.properties().sendTimeout()
+					+ " (tokengap.proxy.send-timeout); closed it and cancelled the engine request"
+					+ skipped(skipped));
+		}
 	}
 
 	private Mono<Void> fail(Throwable error) {
 		if (error instanceof RequestBodyDecodingException) {
 			// Reactor Netty has made its 400 this exchange's response and closes the connection.
-			this.recorder.finish(400, StreamOutcome.COMPLETED, this.handler.clock().nanoTime());
+			this.recorder.responded(400);
+			this.recorder.outcome(StreamOutcome.INVALID);
 			return Mono.empty();
 		}
 		if (this.out.hasSentHeaders()) {
-			// Committed: the relay has recorded the outcome; end the connection as a failure.
+			// Committed: the relay, if it ran, has said its verdict; end the connection as a failure.
+			this.recorder.outcome((error instanceof UpstreamTimeoutException) ? StreamOutcome.UPSTREAM_TIMEOUT
+					: StreamOutcome.UPSTREAM_ERROR);
 			this.channel.close();
 			return Mono.empty();
 		}
-		int status;
-		String type;
-		if (error instanceof RequestBodyTooLargeException) {
-			status = 413;
-			type = "RequestEntityTooLargeError";
-		}
-		else if (error instanceof InvalidRequestTargetException) {
-			status = 400;
-			type = "BadRequestError";
-		}
-		else if (error instanceof UpstreamTimeoutException) {
-			status = 504;
-			type = "GatewayTimeoutError";
-		}
-		else if (error instanceof UpstreamUnavailableException) {
-			status = 502;
-			type = "BadGatewayError";
-		}
-		else {
-			status = 500;
-			type = "InternalServerError";
+		ErrorAnswer answer = ErrorAnswer.of(error);
+		if (answer.status() == 500) {
 			logger.error("Unexpected failure proxying request " + this.requestId, error);
 		}
-		if (status != 500) {
-			logAnswer(status, error);
+		else {
+			logAnswer(answer.status(), error);
 		}
+		this.recorder.responded(answer.status());
+		this.recorder.outcome(StreamOutcome.ofProxyAnswer(answer.status()));
 		this.out.header("x-request-id", this.requestId);
-		return ErrorResponses.send(this.out, status, type, error.getMessage())
+		return ErrorResponses.send(this.out, answer.status(), answer.type(), error.getMessage())
 			.doOnSuccess((v) -> {
 				long now = this.handler.clock().nanoTime();
 				this.recorder.bodyWritten(now);
-				this.recorder.finish(status, StreamOutcome.COMPLETED, now);
+				this.recorder.completed(now);
 			})
-			.onErrorResume((ex) -> {
-				this.recorder.finish(CLIENT_CLOSED, StreamOutcome.CLIENT_CANCELLED, this.handler.clock().nanoTime());
-				return Mono.empty();
-			});
+			.onErrorResume((ex) -> Mono.empty());
 	}
 
 	private void logAnswer(int status, Throwable error) {
 		long skipped = this.handler.errorLog().tryAcquire();
 		if (skipped >= 0) {
 			logger.warn("Request " + this.requestId + " (" + this.endpoint.label() + ") answered " + status + ": "
-					+ error.getMessage() + ((skipped > 0) ? " (" + skipped + " earlier error answers not logged: over "
-							+ this.handler.errorLog().perSecond() + " lines/s; all are counted)" : ""));
+					+ error.getMessage() + skipped(skipped));
 		}
+	}
+
+	private String skipped(long skipped) {
+		return (skipped > 0) ? " (" + skipped + " earlier error answers not logged: over "
+				+ this.handler.errorLog().perSecond() + " lines/s; all are counted)" : "";
 	}
 
 	private static boolean isEventStream(String contentType) {

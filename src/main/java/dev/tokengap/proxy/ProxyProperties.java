@@ -18,16 +18,22 @@ import org.springframework.validation.annotation.Validated;
  * @param requestTimeout longest a client may take to send a request's headers, and then its body;
  * also how long a keep-alive connection may wait for its next request. Slower clients are
  * disconnected (slow-loris)
+ * @param sendTimeout longest a client's socket may accept no bytes of a response (nginx's
+ * {@code send_timeout}); the client is then closed and the engine request cancelled, so a reader
+ * that stopped cannot hold the engine's KV cache without bound (outcome {@code client_cancelled})
  */
 @Validated
 @ConfigurationProperties("tokengap.proxy")
 public record ProxyProperties(@DefaultValue("16MB") DataSize maxRequestBody, DataSize clientSendBuffer,
-		@DefaultValue("60s") Duration requestTimeout) {
+		@DefaultValue("60s") Duration requestTimeout, @DefaultValue("60s") Duration sendTimeout) {
 
 	public ProxyProperties {
 		if (maxRequestBody.toBytes() <= 0 || maxRequestBody.toBytes() > Integer.MAX_VALUE) {
 			throw new IllegalArgumentException(
 					"tokengap.proxy.max-request-body must be between 1B and 2GB, got " + maxRequestBody);
+		}
+		if (sendTimeout.isNegative() || sendTimeout.isZero()) {
+			throw new IllegalArgumentException("tokengap.proxy.send-timeout must be positive, got " + sendTimeout);
 		}
 		if (requestTimeout.isNegative() || requestTimeout.isZero()) {
 			throw new IllegalArgumentException("tokengap.proxy.request-timeout must be positive, got " + requestTimeout);

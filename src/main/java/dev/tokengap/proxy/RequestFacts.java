@@ -12,8 +12,8 @@ import tools.jackson.core.json.JsonFactory;
 
 /**
  * What tokengap needs to know of a request body: the model and whether a stream was asked for.
- * Read with a streaming parser over the bytes as received; the bytes themselves go upstream
- * unchanged.
+ * Read with a streaming parser over the bytes as received (or, for a form, from its small
+ * fields); the bytes themselves go upstream unchanged.
  *
  * @param model the top-level {@code model}, or null when absent or unreadable
  * @param stream the top-level {@code stream}
@@ -26,8 +26,28 @@ record RequestFacts(String model, boolean stream, boolean includeUsage) {
 	private static final JsonFactory JSON = new JsonFactory();
 
 	/**
-	 * Reads the facts from a JSON body; a body that is not a JSON object yields {@link #NONE}
-	 * (it is forwarded anyway and the engine answers it).
+	 * Reads the facts from a JSON or {@code multipart/form-data} body (the audio endpoints send
+	 * {@code model} and {@code stream} as form fields); any other body yields {@link #NONE} (it is
+	 * forwarded anyway and the engine answers it).
+	 * @param body the request body (not consumed: a duplicate is read)
+	 * @param contentType the request's {@code Content-Type}, or null
+	 * @return the facts
+	 */
+	static RequestFacts of(ByteBuf body, String contentType) {
+		if (!body.isReadable()) {
+			return NONE;
+		}
+		String boundary = MultipartFields.boundary(contentType);
+		if (boundary != null) {
+			MultipartFields fields = MultipartFields.read(body, boundary);
+			return new RequestFacts(fields.value("model"), "true".equalsIgnoreCase(fields.value("stream")),
+					"true".equalsIgnoreCase(fields.value("stream_include_usage")));
+		}
+		return of(body);
+	}
+
+	/**
+	 * Reads the facts from a JSON body; a body that is not a JSON object yields {@link #NONE}.
 	 * @param body the request body (not consumed: a duplicate is read)
 	 * @return the facts
 	 */

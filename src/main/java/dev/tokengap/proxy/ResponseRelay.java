@@ -1,15 +1,20 @@
 package dev.tokengap.proxy;
 
+import java.util.Arrays;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.handler.timeout.ReadTimeoutException;
 import io.netty.util.ByteProcessor;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 
@@ -25,16 +30,18 @@ import dev.tokengap.timing.NanoClock;
  *
  * <pre>
  *  upstream loop                         client loop
- *  onNext(buf) ── scan bytes in place ──▶ writeAndFlush(buf) ── write done ──▶ operationComplete
- *      ▲            (count events)                                   │ record events at this time
+ *  onNext(buf) ── scan bytes in place ──▶ writeAndFlush(buf) ── write done ──▶ written()
+ *      ▲            (note events)                                    │ record events at this time
  *      └──────────────────── request(1) ─────────────────────────────┘
  * </pre>
  *
  * Exactly one buffer is in flight: the next is requested only when the previous one has been
  * handed to the client socket, so a client that stops reading stops the upstream read (TCP
- * backpressure reaches the engine) and tokengap holds at most one buffer per stream. Buffers pass
- * through unchanged and unmerged, each flushed at once. Terminal signals from upstream and the
- * client hop onto the client loop, where the outcome is decided exactly once.
+ * backpressure reaches the engine) and tokengap holds at most one buffer per stream. A client
+ * whose socket accepts nothing for the send timeout is closed, and the engine request with it.
+ * Buffers pass through unchanged and unmerged, each flushed at once. Terminal signals from
+ * upstream and the client hop onto the client loop, where the relay's verdict is said once; the
+ * exchange's exit records it.
  */
 final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListener, ByteProcessor, Runnable {
 
@@ -46,9 +53,13 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private final NanoClock clock;
 
-	private final int status;
-
 	private final MonoSink<Void> sink;
+
+	private final ClientWriteFailures writeFailures;
+
+	private final long sendTimeoutNanos;
+
+	private final Runnable sendTimedOut;
 
 	private Subscription upstream;
 
@@ -58,9 +69,21 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private ByteBuf inFlight;
 
+	/** Choice index of each content event in the buffer in flight, in order. */
+	private int[] pendingChoices = new int[4];
+
 	private int pendingContent;
 
-	private long pendingTokens = -1;
+	/** Output token counts in the buffer in flight: choice (-1 = stream) and count. */
+	private int[] tokenChoices = new int[2];
+
+	private long[] tokenCounts = new long[2];
+
+	private int pendingTokens;
+
+	private boolean sawEnd;
+
+	private boolean sawFailure;
 
 	/** Socket wait of the writes since the last content event (bytes of no content event). */
 	private long earlierWaitNanos;
@@ -71,31 +94,48 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private boolean done;
 
+	private boolean sendCheckArmed;
+
+	private long sendProgressNanos;
+
+	private long sendPendingBytes;
+
 	private volatile boolean cancelled;
 
 	private volatile boolean upstreamEnded;
 
 	private volatile Throwable upstreamError;
 
-	private ResponseRelay(Channel client, ExchangeRecorder recorder, boolean eventStream, NanoClock clock, int status,
-			MonoSink<Void> sink) {
+	private ResponseRelay(Channel client, ExchangeRecorder recorder, boolean timed, NanoClock clock,
+			long sendTimeoutNanos, Runnable sendTimedOut, MonoSink<Void> sink) {
 		this.client = client;
 		this.recorder = recorder;
-		this.scanner = eventStream ? new SseEventScanner() : null;
+		this.scanner = timed ? new SseEventScanner() : null;
 		this.clock = clock;
-		this.status = status;
+		this.sendTimeoutNanos = sendTimeoutNanos;
+		this.sendTimedOut = sendTimedOut;
 		this.sink = sink;
+		this.writeFailures = ClientWriteFailures.of(client.pipeline());
 	}
 
 	/**
-	 * Relays {@code body} to {@code client}; the returned Mono completes when the exchange has an
-	 * outcome. Cancelling it (the client went away) cancels the upstream body, which closes the
-	 * upstream connection so the engine aborts the request.
+	 * Relays {@code body} to {@code client}; the returned Mono completes when the relay has said
+	 * its verdict. Cancelling it (the client went away) cancels the upstream body, which closes
+	 * the upstream connection so the engine aborts the request.
+	 * @param body the upstream response body
+	 * @param client the client connection
+	 * @param recorder the exchange's recorder
+	 * @param timed whether to scan and time SSE events (a live stream)
+	 * @param clock the clock events are timed with
+	 * @param sendTimeoutNanos how long the client's socket may accept nothing
+	 * @param sendTimedOut told (on the client loop) when a client is closed for that
+	 * @return completes with the relay
 	 */
-	static Mono<Void> relay(reactor.core.publisher.Flux<ByteBuf> body, Channel client, ExchangeRecorder recorder,
-			boolean eventStream, NanoClock clock, int status) {
+	static Mono<Void> relay(Flux<ByteBuf> body, Channel client, ExchangeRecorder recorder, boolean timed,
+			NanoClock clock, long sendTimeoutNanos, Runnable sendTimedOut) {
 		return Mono.create((sink) -> {
-			ResponseRelay relay = new ResponseRelay(client, recorder, eventStream, clock, status, sink);
+			ResponseRelay relay = new ResponseRelay(client, recorder, timed, clock, sendTimeoutNanos, sendTimedOut,
+					sink);
 			sink.onCancel(relay::clientGone);
 			body.subscribe(relay);
 			client.closeFuture().addListener(relay);
@@ -136,13 +176,25 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	public void run() {
 		ByteBuf buf = this.inFlight;
 		this.inFlight = null;
+		if (this.done) {
+			buf.release();
+			return;
+		}
 		this.writeStartNanos = this.clock.nanoTime();
 		// Usually the socket takes the whole buffer inside this call. A void promise spares a
 		// promise and a listener call per event (and the encoder's promise combiner); whether the
 		// write completed is read from the outbound buffer afterwards. A failed write fires
-		// exceptionCaught and closes the channel instead, which ends the stream through closeFuture.
+		// exceptionCaught inside this call: an I/O failure also closes the channel (the stream
+		// ends through closeFuture); any other ends it here, so no event that never reached the
+		// client is timed.
 		this.client.writeAndFlush(buf, this.client.voidPromise());
+		Throwable failure = this.writeFailures.take();
 		if (!this.client.isActive()) {
+			return;
+		}
+		if (failure != null) {
+			this.writing = false;
+			finish(StreamOutcome.UPSTREAM_ERROR);
 			return;
 		}
 		if (nothingPending()) {
@@ -152,6 +204,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			// The client's socket is full (or earlier bytes were still queued): completes once
 			// everything before it has been written.
 			this.client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(this);
+			armSendCheck();
 		}
 	}
 
@@ -160,19 +213,100 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		return outbound != null && outbound.totalPendingWriteBytes() == 0;
 	}
 
+	private long pendingBytes() {
+		ChannelOutboundBuffer outbound = this.client.unsafe().outboundBuffer();
+		return (outbound != null) ? outbound.totalPendingWriteBytes() : 0;
+	}
+
+	/**
+	 * Watches a write that waits for the client's socket: as long as the socket accepts some
+	 * bytes now and then the client is only slow; once it has accepted none for the send
+	 * timeout, the client is closed and the engine request cancelled (nginx's
+	 * {@code send_timeout}). Checked a few times per timeout; costs nothing while the socket keeps
+	 * up.
+	 */
+	private void armSendCheck() {
+		this.sendProgressNanos = this.clock.nanoTime();
+		this.sendPendingBytes = pendingBytes();
+		if (!this.sendCheckArmed) {
+			this.sendCheckArmed = true;
+			scheduleSendCheck(this.sendTimeoutNanos);
+		}
+	}
+
+	private void scheduleSendCheck(long delayNanos) {
+		long interval = Math.max(delayNanos, 1_000_000L);
+		try {
+			this.client.eventLoop().schedule(this::checkSend, interval, TimeUnit.NANOSECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			this.sendCheckArmed = false;
+		}
+	}
+
+	private void checkSend() {
+		if (!this.writing || this.done) {
+			this.sendCheckArmed = false;
+			return;
+		}
+		long now = this.clock.nanoTime();
+		long pending = pendingBytes();
+		if (pending != this.sendPendingBytes) {
+			this.sendPendingBytes = pending;
+			this.sendProgressNanos = now;
+		}
+		long silent = now - this.sendProgressNanos;
+		if (silent >= this.sendTimeoutNanos) {
+			this.sendCheckArmed = false;
+			this.writing = false;
+			this.sendTimedOut.run();
+			finish(StreamOutcome.CLIENT_CANCELLED);
+			this.client.close();
+			return;
+		}
+		scheduleSendCheck(Math.min(this.sendTimeoutNanos - silent, Math.max(this.sendTimeoutNanos / 4, 1)));
+	}
+
 	@Override
 	public boolean process(byte value) {
 		SseEventKind kind = this.scanner.accept(value);
-		if (kind != null) {
-			if (kind.isContent()) {
-				this.pendingContent++;
-			}
-			long tokens = this.scanner.completionTokens();
-			if (tokens >= 0) {
-				this.pendingTokens = tokens;
+		if (kind == null) {
+			return true;
+		}
+		switch (kind) {
+			case CONTENT -> pendContent(this.scanner.contentChoices());
+			case DONE -> this.sawEnd = true;
+			case ERROR -> this.sawFailure = true;
+			default -> {
+				// not timed
 			}
 		}
+		long tokens = this.scanner.outputTokens();
+		if (tokens >= 0) {
+			pendTokens(this.scanner.tokensChoice(), tokens);
+		}
 		return true;
+	}
+
+	private void pendContent(long choices) {
+		long remaining = choices;
+		while (remaining != 0) {
+			int choice = Long.numberOfTrailingZeros(remaining);
+			remaining &= remaining - 1;
+			if (this.pendingContent == this.pendingChoices.length) {
+				this.pendingChoices = Arrays.copyOf(this.pendingChoices, 2 * this.pendingContent);
+			}
+			this.pendingChoices[this.pendingContent++] = choice;
+		}
+	}
+
+	private void pendTokens(int choice, long tokens) {
+		if (this.pendingTokens == this.tokenChoices.length) {
+			this.tokenChoices = Arrays.copyOf(this.tokenChoices, 2 * this.pendingTokens);
+			this.tokenCounts = Arrays.copyOf(this.tokenCounts, 2 * this.pendingTokens);
+		}
+		this.tokenChoices[this.pendingTokens] = choice;
+		this.tokenCounts[this.pendingTokens++] = tokens;
 	}
 
 	@Override
@@ -201,20 +335,24 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	}
 
 	private void recordWrite(long writeNanos) {
+		if (this.done) {
+			return;
+		}
 		this.lastWriteNanos = writeNanos;
 		this.recorder.bodyWritten(writeNanos);
 		if (this.pendingContent == 0) {
 			this.earlierWaitNanos += writeNanos - this.writeStartNanos;
 		}
 		for (int i = 0; i < this.pendingContent; i++) {
-			this.recorder.contentWritten(this.arrivalNanos, this.writeStartNanos, writeNanos, this.earlierWaitNanos);
+			this.recorder.contentWritten(this.pendingChoices[i], this.arrivalNanos, this.writeStartNanos, writeNanos,
+					this.earlierWaitNanos);
 			this.earlierWaitNanos = 0;
 		}
-		if (this.pendingTokens >= 0) {
-			this.recorder.completionTokens(this.pendingTokens);
+		for (int i = 0; i < this.pendingTokens; i++) {
+			this.recorder.outputTokens(this.tokenChoices[i], this.tokenCounts[i]);
 		}
 		this.pendingContent = 0;
-		this.pendingTokens = -1;
+		this.pendingTokens = 0;
 	}
 
 	@Override
@@ -236,7 +374,9 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		}
 		Throwable error = this.upstreamError;
 		if (error == null) {
-			finish(StreamOutcome.COMPLETED);
+			long end = (this.lastWriteNanos >= 0) ? this.lastWriteNanos : this.clock.nanoTime();
+			this.recorder.completed(end);
+			finish(StreamOutcome.ofBody(this.sawFailure, this.sawEnd, this.recorder.timer().contentEvents()));
 		}
 		else {
 			finish((error instanceof ReadTimeoutException) ? StreamOutcome.UPSTREAM_TIMEOUT
@@ -259,9 +399,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		if (!this.upstreamEnded && this.upstream != null) {
 			this.upstream.cancel();
 		}
-		long end = (outcome == StreamOutcome.COMPLETED && this.lastWriteNanos >= 0) ? this.lastWriteNanos
-				: this.clock.nanoTime();
-		this.recorder.finish(this.status, outcome, end);
+		this.recorder.outcome(outcome);
 		if (outcome == StreamOutcome.UPSTREAM_ERROR || outcome == StreamOutcome.UPSTREAM_TIMEOUT) {
 			// The response is committed: closing without the terminating chunk is how HTTP/1.1
 			// tells the client that the body is incomplete.
@@ -278,7 +416,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		try {
 			this.client.eventLoop().execute(action);
 		}
-		catch (java.util.concurrent.RejectedExecutionException ex) {
+		catch (RejectedExecutionException ex) {
 			action.run();
 		}
 	}

@@ -78,6 +78,8 @@ public final class UpstreamClient {
 		ConnectionProvider provider = ConnectionProvider.builder("tokengap-upstream-" + this.providers.size())
 			.maxConnections(this.connectionsPerLoop)
 			.pendingAcquireMaxCount(-1)
+			// Reactor Netty's default (45 s) would surface as a 504 long after the real cause
+			.pendingAcquireTimeout(this.properties.pendingAcquireTimeout())
 			.maxIdleTime(this.properties.maxIdleTime())
 			// Without a background sweep an idle connection is only closed when next acquired:
 			// after a burst, hundreds stayed open long past max-idle-time.
@@ -124,8 +126,10 @@ public final class UpstreamClient {
 				headers.set(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.readableBytes()));
 				return out.send(Mono.fromSupplier(body::retainedDuplicate));
 			})
+			// Deferred, so that the response is handed over only once HEADERS_IN has passed the
+			// timeout below: a timeout that fires first never meets a response already half sent.
 			.responseConnection((response, connection) -> Flux.concat(Mono.just(HEADERS_IN),
-					onResponse.apply(response, connection)))
+					Mono.defer(() -> onResponse.apply(response, connection))))
 			.timeout(Mono.delay(this.properties.responseTimeout()), (item) -> Mono.never())
 			.onErrorMap(this::beforeResponse)
 			.then();
@@ -160,6 +164,13 @@ public final class UpstreamClient {
 	}
 
 	private Throwable beforeResponse(Throwable error) {
+		// Reactor Netty's (shaded) PoolAcquireTimeoutException is a TimeoutException too
+		if (error.getClass().getSimpleName().equals("PoolAcquireTimeoutException")) {
+			return new UpstreamSaturatedException("All " + this.connectionsPerLoop
+					+ " engine connections of this event loop stayed busy for " + this.properties.pendingAcquireTimeout()
+					+ " (tokengap.upstream.pending-acquire-timeout); raise tokengap.upstream.max-connections (now "
+					+ this.properties.maxConnections() + ", split across the event loops)", error);
+		}
 		if (error instanceof TimeoutException) {
 			return new UpstreamTimeoutException("The engine sent no response headers within "
 					+ this.properties.responseTimeout() + " (tokengap.upstream.response-timeout)");

@@ -21,18 +21,22 @@ import org.springframework.validation.annotation.Validated;
  * @param maxConnections most pooled connections to the engine, split evenly across the event loops
  * @param maxIdleTime pooled connections idle longer are closed; keep it below the engine's
  * keep-alive (uvicorn in vLLM: 5s) so a request never lands on a connection being closed
+ * @param pendingAcquireTimeout longest a request waits for a pooled engine connection when all
+ * {@code max-connections} are busy; it is then answered 503 (outcome {@code rejected})
  */
 @Validated
 @ConfigurationProperties("tokengap.upstream")
 public record UpstreamProperties(URI url, @DefaultValue("10m") Duration responseTimeout,
 		@DefaultValue("5m") Duration idleTimeout, @DefaultValue("5s") Duration connectTimeout,
-		@DefaultValue("2048") @Min(1) int maxConnections, @DefaultValue("4s") Duration maxIdleTime) {
+		@DefaultValue("2048") @Min(1) int maxConnections, @DefaultValue("4s") Duration maxIdleTime,
+		@DefaultValue("5s") Duration pendingAcquireTimeout) {
 
 	public UpstreamProperties {
 		requirePositive("response-timeout", responseTimeout);
 		requirePositive("idle-timeout", idleTimeout);
 		requirePositive("connect-timeout", connectTimeout);
 		requirePositive("max-idle-time", maxIdleTime);
+		requirePositive("pending-acquire-timeout", pendingAcquireTimeout);
 		if (url != null && (url.getHost() == null || !("http".equals(url.getScheme())))) {
 			throw new IllegalArgumentException(
 					"tokengap.upstream.url must be an http:// URL with a host, got '" + url + "'");
@@ -52,7 +56,7 @@ public record UpstreamProperties(URI url, @DefaultValue("10m") Duration response
 	 */
 	public UpstreamProperties withUrl(URI other) {
 		return new UpstreamProperties(other, this.responseTimeout, this.idleTimeout, this.connectTimeout,
-				this.maxConnections, this.maxIdleTime);
+				this.maxConnections, this.maxIdleTime, this.pendingAcquireTimeout);
 	}
 
 }

@@ -4,34 +4,67 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * Follows the few JSON paths of a vLLM chunk that decide its {@link SseEventKind}, from the
- * structure a {@link JsonTokenizer} reports. Only this chain of containers is tracked; anything
- * else is an unknown subtree that is just counted in and out:
+ * Follows the few JSON paths of a streamed event that decide its {@link SseEventKind}, from the
+ * structure a {@link JsonTokenizer} reports, for every stream shape vLLM serves (chat and text
+ * completions, audio, the Responses API, the Messages API). Only this tree of containers is
+ * tracked; anything else is an unknown subtree that is just counted in and out:
  * <pre>
  * (document) --> {root} --> "choices": [ ] --> element { } --> "delta": { } --> "tool_calls": [ ]
- *                   '----> "usage": { }
+ *                   |----> "usage": { }                       (completion_tokens, output_tokens)
+ *                   |----> "delta": { }                       (Messages: text, thinking, partial_json)
+ *                   '----> "response": { } --> "usage": { }   (Responses: output_tokens)
  * </pre>
  * Keys are matched only inside a tracked container, so {@code logprobs.content} or a {@code text}
- * key deeper in a choice never counts.
+ * key deeper in a choice never counts. Scalars that need the event type (the Responses API's root
+ * {@code delta} string, the Messages API's {@code delta} object) are noted while they pass, and
+ * judged in {@link #kind} once the whole event, and so its root {@code type}, has been read.
  */
 final class JsonPathClassifier {
 
-	private static final int CTX_DOCUMENT = 0, CTX_ROOT = 1, CTX_CHOICES = 2, CTX_CHOICE = 3, CTX_DELTA = 4,
-			CTX_TOOL_CALLS = 5, CTX_USAGE = 6;
+	/** Choice indexes from this one up share the last bit of {@link #contentChoices()}. */
+	static final int MAX_CHOICE_BIT = 63;
 
-	private static final int[] PARENT = { CTX_DOCUMENT, CTX_DOCUMENT, CTX_ROOT, CTX_CHOICES, CTX_CHOICE,
-			CTX_DELTA, CTX_ROOT };
+	private static final int CTX_DOCUMENT = 0, CTX_ROOT = 1, CTX_CHOICES = 2, CTX_CHOICE = 3, CTX_DELTA = 4,
+			CTX_TOOL_CALLS = 5, CTX_USAGE = 6, CTX_BLOCK_DELTA = 7, CTX_RESPONSE = 8, CTX_RESPONSE_USAGE = 9;
+
+	private static final int[] PARENT = { CTX_DOCUMENT, CTX_DOCUMENT, CTX_ROOT, CTX_CHOICES, CTX_CHOICE, CTX_DELTA,
+			CTX_ROOT, CTX_ROOT, CTX_ROOT, CTX_RESPONSE };
 
 	// Keys, grouped by the context they are looked up in; since a key is only known within its own
 	// context, a key also says what a value means. Ids above the keys name array elements and the root.
-	private static final int UNKNOWN = 0, ERROR = 1, OBJECT = 2, CHOICES = 3, USAGE = 4, DELTA = 5, TEXT = 6,
-			CONTENT = 7, REASONING_CONTENT = 8, REASONING = 9, TOOL_CALLS = 10, ROLE = 11, COMPLETION_TOKENS = 12,
-			ROOT = 13, CHOICE = 14, TOOL_CALL = 15;
+	private static final int UNKNOWN = 0, ERROR = 1, OBJECT = 2, CHOICES = 3, USAGE = 4, TYPE = 5, ROOT_DELTA = 6,
+			RESPONSE = 7, DELTA = 8, TEXT = 9, INDEX = 10, CONTENT = 11, REASONING_CONTENT = 12, REASONING = 13,
+			TOOL_CALLS = 14, ROLE = 15, COMPLETION_TOKENS = 16, OUTPUT_TOKENS = 17, BLOCK_TEXT = 18, THINKING = 19,
+			PARTIAL_JSON = 20, RESPONSE_USAGE = 21, ROOT_VALUE = 22, CHOICE = 23, TOOL_CALL = 24;
 
-	private static final byte[][] KEY_NAMES = names("", "error", "object", "choices", "usage", "delta", "text",
-			"content", "reasoning_content", "reasoning", "tool_calls", "role", "completion_tokens");
+	/** The first and last key id looked up in each context (none where first > last). */
+	private static final int[][] KEYS_IN = { { 1, 0 }, { ERROR, RESPONSE }, { 1, 0 }, { DELTA, INDEX },
+			{ CONTENT, ROLE }, { 1, 0 }, { COMPLETION_TOKENS, OUTPUT_TOKENS }, { BLOCK_TEXT, PARTIAL_JSON },
+			{ RESPONSE_USAGE, RESPONSE_USAGE }, { COMPLETION_TOKENS, OUTPUT_TOKENS } };
+
+	private static final byte[][] KEY_NAMES = names("", "error", "object", "choices", "usage", "type", "delta",
+			"response", "delta", "text", "index", "content", "reasoning_content", "reasoning", "tool_calls", "role",
+			"completion_tokens", "output_tokens", "text", "thinking", "partial_json", "usage");
 
 	private static final byte[] ERROR_VALUE = KEY_NAMES[ERROR];
+
+	private static final byte[] RESPONSE_FAILED = ascii("response.failed");
+
+	private static final byte[] RESPONSE_COMPLETED = ascii("response.completed");
+
+	private static final byte[] RESPONSE_INCOMPLETE = ascii("response.incomplete");
+
+	private static final byte[] MESSAGE_STOP = ascii("message_stop");
+
+	private static final byte[] CONTENT_BLOCK_DELTA = ascii("content_block_delta");
+
+	private static final byte[] RESPONSE_PREFIX = ascii("response.");
+
+	private static final byte[] DELTA_SUFFIX = ascii(".delta");
+
+	private final byte[] type = new byte[JsonStringReader.MAX_TEXT];
+
+	private int typeLength;
 
 	private int context;
 
@@ -44,15 +77,27 @@ final class JsonPathClassifier {
 
 	private boolean error;
 
-	private boolean content;
-
 	private boolean role;
-
-	private boolean choices;
 
 	private boolean usage;
 
-	private long completionTokens;
+	/** A non-empty root {@code delta} string (Responses API deltas). */
+	private boolean rootDelta;
+
+	/** A non-empty text, thinking or partial JSON in a root {@code delta} object (Messages API). */
+	private boolean blockDelta;
+
+	private int choices;
+
+	private long contentChoices;
+
+	private int choiceIndex;
+
+	private boolean choiceContent;
+
+	private int lastChoiceIndex;
+
+	private long outputTokens;
 
 	JsonPathClassifier() {
 		reset();
@@ -63,35 +108,71 @@ final class JsonPathClassifier {
 		this.unknownDepth = 0;
 		this.key = UNKNOWN;
 		this.scalar = UNKNOWN;
+		this.typeLength = 0;
 		this.error = false;
-		this.content = false;
 		this.role = false;
-		this.choices = false;
 		this.usage = false;
-		this.completionTokens = -1;
+		this.rootDelta = false;
+		this.blockDelta = false;
+		this.choices = 0;
+		this.contentChoices = 0;
+		this.lastChoiceIndex = -1;
+		this.outputTokens = -1;
 	}
 
 	/**
-	 * The kind of a complete, well-formed chunk; the caller decides that it is one.
+	 * The kind of a complete, well-formed event; the caller decides that it is one.
+	 * @param eventType the event's {@code event:} field value, or null to use the JSON's root
+	 * {@code type}
+	 * @param eventTypeLength its length ({@code MAX_TEXT + 1} when longer than kept)
 	 */
-	SseEventKind kind() {
-		if (this.error) {
+	SseEventKind kind(byte[] eventType, int eventTypeLength) {
+		byte[] t = (eventType != null) ? eventType : this.type;
+		int length = (eventType != null) ? eventTypeLength : this.typeLength;
+		if (this.error || matches(t, length, ERROR_VALUE) || matches(t, length, RESPONSE_FAILED)) {
 			return SseEventKind.ERROR;
 		}
-		if (this.content) {
+		if (matches(t, length, RESPONSE_COMPLETED) || matches(t, length, RESPONSE_INCOMPLETE)
+				|| matches(t, length, MESSAGE_STOP)) {
+			return SseEventKind.DONE;
+		}
+		if (this.contentChoices != 0) {
+			return SseEventKind.CONTENT;
+		}
+		if ((this.rootDelta && isResponsesDelta(t, length))
+				|| (this.blockDelta && matches(t, length, CONTENT_BLOCK_DELTA))) {
+			this.contentChoices = 1;
 			return SseEventKind.CONTENT;
 		}
 		if (this.role) {
 			return SseEventKind.PRELUDE;
 		}
-		return (this.usage && !this.choices) ? SseEventKind.USAGE : SseEventKind.OTHER;
+		return (this.usage && this.choices == 0) ? SseEventKind.USAGE : SseEventKind.OTHER;
 	}
 
 	/**
-	 * Top-level {@code usage.completion_tokens} when it was a non-negative integer, else -1.
+	 * Which choices carried content: bit {@code i} for choice index {@code i}, indexes from
+	 * {@value #MAX_CHOICE_BIT} up on the last bit; bit 0 for shapes without choices.
 	 */
-	long completionTokens() {
-		return this.completionTokens;
+	long contentChoices() {
+		return this.contentChoices;
+	}
+
+	/**
+	 * The output token count the event carried ({@code usage.completion_tokens},
+	 * {@code usage.output_tokens} or {@code response.usage.output_tokens}) when it was a
+	 * non-negative integer, else -1.
+	 */
+	long outputTokens() {
+		return this.outputTokens;
+	}
+
+	/**
+	 * The choice the output token count belongs to: the index of the event's only choice, or -1
+	 * when the event had no choice or several (a count for the whole stream).
+	 */
+	int tokensChoice() {
+		return (this.choices == 1) ? this.lastChoiceIndex : -1;
 	}
 
 	void key(byte[] text, int length) {
@@ -107,8 +188,8 @@ final class JsonPathClassifier {
 		switch (meaning) {
 			case ERROR -> this.error |= first != 'n';
 			case ROLE -> this.role = true;
-			case CHOICE -> this.choices = true;
-			case TOOL_CALL -> this.content = true;
+			case CHOICE -> startChoice();
+			case TOOL_CALL -> this.choiceContent = true;
 			case USAGE -> this.usage |= first == '{';
 			default -> {
 				// decided when the value ends, or not at all
@@ -130,8 +211,14 @@ final class JsonPathClassifier {
 
 	void stringEnd(boolean empty, byte[] text, int length) {
 		switch (this.scalar) {
-			case TEXT, CONTENT, REASONING_CONTENT, REASONING -> this.content |= !empty;
+			case TEXT, CONTENT, REASONING_CONTENT, REASONING -> this.choiceContent |= !empty;
+			case ROOT_DELTA -> this.rootDelta |= !empty;
+			case BLOCK_TEXT, THINKING, PARTIAL_JSON -> this.blockDelta |= !empty;
 			case OBJECT -> this.error |= matches(text, length, ERROR_VALUE);
+			case TYPE -> {
+				this.typeLength = length;
+				System.arraycopy(text, 0, this.type, 0, Math.min(length, this.type.length));
+			}
 			default -> {
 				// not a string that matters
 			}
@@ -139,17 +226,35 @@ final class JsonPathClassifier {
 	}
 
 	void numberEnd(long integer) {
-		if (this.scalar == COMPLETION_TOKENS) {
-			this.completionTokens = integer;
+		if (this.scalar == COMPLETION_TOKENS || this.scalar == OUTPUT_TOKENS) {
+			this.outputTokens = integer;
+		}
+		else if (this.scalar == INDEX && integer >= 0) {
+			this.choiceIndex = (int) Math.min(integer, Integer.MAX_VALUE);
 		}
 	}
 
 	void containerEnd() {
 		if (this.unknownDepth > 0) {
 			this.unknownDepth--;
+			return;
 		}
-		else {
-			this.context = PARENT[this.context];
+		if (this.context == CTX_CHOICE) {
+			endChoice();
+		}
+		this.context = PARENT[this.context];
+	}
+
+	private void startChoice() {
+		this.choices++;
+		this.choiceIndex = 0;
+		this.choiceContent = false;
+	}
+
+	private void endChoice() {
+		this.lastChoiceIndex = this.choiceIndex;
+		if (this.choiceContent) {
+			this.contentChoices |= 1L << Math.min(this.choiceIndex, MAX_CHOICE_BIT);
 		}
 	}
 
@@ -158,7 +263,7 @@ final class JsonPathClassifier {
 			return UNKNOWN;
 		}
 		return switch (this.context) {
-			case CTX_DOCUMENT -> ROOT;
+			case CTX_DOCUMENT -> ROOT_VALUE;
 			case CTX_CHOICES -> CHOICE;
 			case CTX_TOOL_CALLS -> TOOL_CALL;
 			default -> this.key;
@@ -168,10 +273,13 @@ final class JsonPathClassifier {
 	private static int child(int meaning, boolean object) {
 		if (object) {
 			return switch (meaning) {
-				case ROOT -> CTX_ROOT;
+				case ROOT_VALUE -> CTX_ROOT;
 				case CHOICE -> CTX_CHOICE;
 				case DELTA -> CTX_DELTA;
 				case USAGE -> CTX_USAGE;
+				case ROOT_DELTA -> CTX_BLOCK_DELTA;
+				case RESPONSE -> CTX_RESPONSE;
+				case RESPONSE_USAGE -> CTX_RESPONSE_USAGE;
 				default -> CTX_DOCUMENT;
 			};
 		}
@@ -183,35 +291,22 @@ final class JsonPathClassifier {
 	}
 
 	private int lookUp(byte[] text, int length) {
-		int first;
-		int last;
-		switch (this.context) {
-			case CTX_ROOT -> {
-				first = ERROR;
-				last = USAGE;
-			}
-			case CTX_CHOICE -> {
-				first = DELTA;
-				last = TEXT;
-			}
-			case CTX_DELTA -> {
-				first = CONTENT;
-				last = ROLE;
-			}
-			case CTX_USAGE -> {
-				first = COMPLETION_TOKENS;
-				last = COMPLETION_TOKENS;
-			}
-			default -> {
-				return UNKNOWN;
-			}
-		}
-		for (int candidate = first; candidate <= last; candidate++) {
+		int[] range = KEYS_IN[this.context];
+		for (int candidate = range[0]; candidate <= range[1]; candidate++) {
 			if (matches(text, length, KEY_NAMES[candidate])) {
 				return candidate;
 			}
 		}
 		return UNKNOWN;
+	}
+
+	/** {@code response.<anything>.delta}, when the whole type was kept. */
+	private static boolean isResponsesDelta(byte[] type, int length) {
+		int prefix = RESPONSE_PREFIX.length;
+		int suffix = DELTA_SUFFIX.length;
+		return length > prefix + suffix && length <= type.length
+				&& Arrays.equals(type, 0, prefix, RESPONSE_PREFIX, 0, prefix)
+				&& Arrays.equals(type, length - suffix, length, DELTA_SUFFIX, 0, suffix);
 	}
 
 	/**
@@ -221,10 +316,14 @@ final class JsonPathClassifier {
 		return length == name.length && Arrays.equals(text, 0, length, name, 0, length);
 	}
 
+	private static byte[] ascii(String name) {
+		return name.getBytes(StandardCharsets.US_ASCII);
+	}
+
 	private static byte[][] names(String... names) {
 		byte[][] bytes = new byte[names.length][];
 		for (int i = 0; i < names.length; i++) {
-			bytes[i] = names[i].getBytes(StandardCharsets.US_ASCII);
+			bytes[i] = ascii(names[i]);
 		}
 		return bytes;
 	}

@@ -17,7 +17,7 @@ final class JsonStringReader {
 	static final int INVALID = 2;
 
 	/** How many decoded bytes are kept; a longer string reports a length of {@code MAX_TEXT + 1}. */
-	static final int MAX_TEXT = 32;
+	static final int MAX_TEXT = 64;
 
 	private static final int CHARS = 0, ESCAPE = 1, UNICODE = 2;
 

@@ -6,16 +6,20 @@ package dev.tokengap.sse;
  * <p>
  * Framing follows the WHATWG event-stream rules: lines end with CRLF, LF or CR (a CRLF split across
  * two buffers is still one terminator), a blank line dispatches the event, {@code ':'} starts a
- * comment, and one space after a field's colon is dropped. Only {@code data} values are looked at:
- * they are joined with {@code '\n'} and classified as they pass by a bounded-state JSON tokenizer.
+ * comment, and one space after a field's colon is dropped. Only {@code data} and {@code event}
+ * values are looked at: data lines are joined with {@code '\n'} and classified as they pass by a
+ * bounded-state JSON tokenizer; the first {@value JsonStringReader#MAX_TEXT} bytes of the event type
+ * are kept (the Responses and Messages APIs name each event's type there, and in the JSON's root
+ * {@code type}).
  * <pre>
  * LINE_START --':'--> SKIP_LINE                          (a comment)
  *     | other byte
  *     v
- * FIELD_NAME --':' after any other name--> SKIP_LINE     (event:, id:, retry:, ...)
- *     | ':' after "data"
- *     v
- * DATA_START --one optional ' '--> DATA_VALUE            (bytes go to the JSON tokenizer and the [DONE] match)
+ * FIELD_NAME --':' after any other name--> SKIP_LINE     (id:, retry:, ...)
+ *     | ':' after "data"                 | ':' after "event"
+ *     v                                  v
+ * DATA_START --one optional ' '-->    EVENT_START --one optional ' '--> EVENT_VALUE (kept, bounded)
+ *   DATA_VALUE                        (bytes go to the JSON tokenizer and the [DONE] match)
  *
  * CR, LF or CRLF in any state --> LINE_START; one that ends an empty line dispatches the event
  * </pre>
@@ -24,9 +28,15 @@ package dev.tokengap.sse;
  */
 public final class SseEventScanner {
 
-	private static final int LINE_START = 0, FIELD_NAME = 1, DATA_START = 2, DATA_VALUE = 3, SKIP_LINE = 4;
+	/** The highest choice index {@link #contentChoices()} tells apart. */
+	public static final int MAX_CHOICE_BIT = JsonPathClassifier.MAX_CHOICE_BIT;
+
+	private static final int LINE_START = 0, FIELD_NAME = 1, DATA_START = 2, DATA_VALUE = 3, SKIP_LINE = 4,
+			EVENT_START = 5, EVENT_VALUE = 6;
 
 	private static final byte[] DATA = { 'd', 'a', 't', 'a' };
+
+	private static final byte[] EVENT = { 'e', 'v', 'e', 'n', 't' };
 
 	private static final byte[] BOM = { (byte) 0xEF, (byte) 0xBB, (byte) 0xBF };
 
@@ -41,6 +51,15 @@ public final class SseEventScanner {
 	/** How much of "data" the field name has matched so far, or -1 once it differs. */
 	private int nameMatched;
 
+	/** How much of "event" the field name has matched so far, or -1 once it differs. */
+	private int eventNameMatched;
+
+	/** The event type's first bytes; its length is {@code MAX_TEXT + 1} when longer. */
+	private final byte[] eventType = new byte[JsonStringReader.MAX_TEXT];
+
+	/** Length of the event's type, or -1 when the event has no {@code event} field (yet). */
+	private int eventTypeLength = -1;
+
 	/** How much of a leading byte order mark has been seen; {@code BOM.length} once past it. */
 	private int bomMatched;
 
@@ -53,7 +72,11 @@ public final class SseEventScanner {
 
 	private boolean eventHasData;
 
-	private long completionTokens = -1;
+	private long outputTokens = -1;
+
+	private long contentChoices;
+
+	private int tokensChoice = -1;
 
 	/**
 	 * Creates a scanner positioned at the start of a stream.
@@ -86,6 +109,13 @@ public final class SseEventScanner {
 					data(b);
 				}
 			}
+			case EVENT_VALUE -> eventType(b);
+			case EVENT_START -> {
+				this.lineState = EVENT_VALUE;
+				if (b != ' ') {
+					eventType(b);
+				}
+			}
 			default -> {
 				// SKIP_LINE: a comment or a field other than data
 			}
@@ -94,11 +124,33 @@ public final class SseEventScanner {
 	}
 
 	/**
-	 * usage.completion_tokens of the event last completed, or -1 when that event carried none.
-	 * @return the top-level {@code usage.completion_tokens} of the last event, or -1
+	 * The output token count the event last completed carried, or -1 when it carried none:
+	 * {@code usage.completion_tokens} (chat, completions, audio), {@code usage.output_tokens}
+	 * (Messages API's {@code message_delta}) or {@code response.usage.output_tokens} (Responses API).
+	 * @return the count, or -1
 	 */
-	public long completionTokens() {
-		return this.completionTokens;
+	public long outputTokens() {
+		return this.outputTokens;
+	}
+
+	/**
+	 * The choice that {@link #outputTokens()} counts: the index of the last event's only choice,
+	 * or -1 when the count is the whole stream's (a usage chunk without choices, several choices,
+	 * or a shape without choices).
+	 * @return the choice index, or -1
+	 */
+	public int tokensChoice() {
+		return this.tokensChoice;
+	}
+
+	/**
+	 * Which choices the last {@link SseEventKind#CONTENT} event carried content for: bit {@code i}
+	 * for choice index {@code i}, indexes from {@value #MAX_CHOICE_BIT} up sharing the last bit.
+	 * Shapes without choices (Responses, Messages) report choice 0. Zero for other kinds.
+	 * @return the bit set of choice indexes
+	 */
+	public long contentChoices() {
+		return this.contentChoices;
 	}
 
 	/**
@@ -108,7 +160,9 @@ public final class SseEventScanner {
 		this.lineState = LINE_START;
 		this.bomMatched = 0;
 		this.afterCr = false;
-		this.completionTokens = -1;
+		this.outputTokens = -1;
+		this.contentChoices = 0;
+		this.tokensChoice = -1;
 		resetEvent();
 	}
 
@@ -116,6 +170,7 @@ public final class SseEventScanner {
 		this.eventHasLines = false;
 		this.eventHasData = false;
 		this.doneMatched = 0;
+		this.eventTypeLength = -1;
 		this.json.reset();
 		this.paths.reset();
 	}
@@ -146,6 +201,7 @@ public final class SseEventScanner {
 		}
 		this.lineState = FIELD_NAME;
 		this.nameMatched = 0;
+		this.eventNameMatched = 0;
 		fieldName(b);
 	}
 
@@ -155,20 +211,38 @@ public final class SseEventScanner {
 				startData();
 				this.lineState = DATA_START;
 			}
+			else if (isEventField()) {
+				this.eventTypeLength = 0;
+				this.lineState = EVENT_START;
+			}
 			else {
 				this.lineState = SKIP_LINE;
 			}
+			return;
 		}
-		else if (this.nameMatched >= 0 && this.nameMatched < DATA.length && b == DATA[this.nameMatched]) {
-			this.nameMatched++;
-		}
-		else {
-			this.nameMatched = -1;
-		}
+		this.nameMatched = match(DATA, this.nameMatched, b);
+		this.eventNameMatched = match(EVENT, this.eventNameMatched, b);
+	}
+
+	private static int match(byte[] name, int matched, byte b) {
+		return (matched >= 0 && matched < name.length && b == name[matched]) ? matched + 1 : -1;
 	}
 
 	private boolean isDataField() {
 		return this.nameMatched == DATA.length;
+	}
+
+	private boolean isEventField() {
+		return this.eventNameMatched == EVENT.length;
+	}
+
+	private void eventType(byte b) {
+		if (this.eventTypeLength < this.eventType.length) {
+			this.eventType[this.eventTypeLength++] = b;
+		}
+		else {
+			this.eventTypeLength = this.eventType.length + 1;
+		}
 	}
 
 	private void startData() {
@@ -204,6 +278,10 @@ public final class SseEventScanner {
 			// "data" without a colon is a data field with an empty value
 			startData();
 		}
+		else if (state == FIELD_NAME && isEventField()) {
+			// so is "event": an empty type, which means none
+			this.eventTypeLength = 0;
+		}
 		return (state == LINE_START) ? dispatch() : null;
 	}
 
@@ -218,10 +296,17 @@ public final class SseEventScanner {
 		else if (this.doneMatched == DONE.length) {
 			kind = SseEventKind.DONE;
 		}
-		else {
-			kind = this.json.isComplete() ? this.paths.kind() : SseEventKind.OTHER;
+		else if (this.json.isComplete()) {
+			boolean typed = this.eventTypeLength > 0;
+			kind = this.paths.kind(typed ? this.eventType : null, this.eventTypeLength);
 		}
-		this.completionTokens = this.json.isComplete() ? this.paths.completionTokens() : -1;
+		else {
+			kind = SseEventKind.OTHER;
+		}
+		boolean complete = this.json.isComplete();
+		this.outputTokens = complete ? this.paths.outputTokens() : -1;
+		this.tokensChoice = complete ? this.paths.tokensChoice() : -1;
+		this.contentChoices = (kind == SseEventKind.CONTENT) ? this.paths.contentChoices() : 0;
 		resetEvent();
 		return kind;
 	}

@@ -15,14 +15,14 @@ public interface GapObserver {
 		}
 
 		@Override
-		public void gap(StreamTimer timer, String requestId, String model, String endpoint, long previousArrivalNanos,
+		public void gap(StreamTimer timer, int choice, String requestId, String model, String endpoint,
 				long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
 		}
 
 	};
 
 	/**
-	 * A stream's first content event (its prefill has finished).
+	 * A stream's first content event of any choice (its prefill has finished).
 	 * @param arrivalNanos when it arrived from upstream
 	 * @param writeNanos when its write to the client completed
 	 * @param promptTokens the request's estimated prompt size
@@ -30,13 +30,14 @@ public interface GapObserver {
 	void firstContent(long arrivalNanos, long writeNanos, long promptTokens);
 
 	/**
-	 * A content event after the first, called before the timer counts it, so the timer still
-	 * describes the stream so far (its last write time, gap count and median gap).
+	 * A content event after the first of its choice, called before the timer counts it, so the
+	 * timer still describes the stream so far (the choice's last write and arrival times, the
+	 * stream's gap count and median gap).
 	 * @param timer the stream's timer
+	 * @param choice the choice index the gap belongs to
 	 * @param requestId the request id
 	 * @param model the bounded model label
 	 * @param endpoint the endpoint label
-	 * @param previousArrivalNanos when the previous content event arrived from upstream
 	 * @param arrivalNanos when this event arrived from upstream
 	 * @param writeStartNanos when its write to the client started (on the client's event loop)
 	 * @param writeNanos when this event's write to the client completed
@@ -45,7 +46,7 @@ public interface GapObserver {
 	 * socket: while a write waits, the engine is not read, so this much of the upstream gap is the
 	 * client's, not the engine's
 	 */
-	void gap(StreamTimer timer, String requestId, String model, String endpoint, long previousArrivalNanos,
-			long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos);
+	void gap(StreamTimer timer, int choice, String requestId, String model, String endpoint, long arrivalNanos,
+			long writeStartNanos, long writeNanos, long earlierWaitNanos);
 
 }

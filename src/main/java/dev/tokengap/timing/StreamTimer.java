@@ -1,15 +1,28 @@
 package dev.tokengap.timing;
 
+import java.util.Arrays;
+
 /**
- * The gap clock of one response: when its first byte and each content-bearing event reached the
- * client, and the summary derived from that (TTFT, gaps, worst gap, jitter, stalls, TPOT).
+ * The gap clocks of one response: when its first byte and each content-bearing event reached the
+ * client, one clock per choice, and the summary derived from that (TTFT, gaps, worst gap, p99 gap,
+ * jitter, stalls, TPOT per choice).
  *
  * <p>
- * All times are client-write times in nanoseconds from one {@link NanoClock}. Updated by one
- * thread at a time (the client connection's event loop); {@link #stalledAt(long)} may be called
- * from any thread, so the two fields it reads are volatile.
+ * A gap is the time between two content events <em>of the same choice</em> ({@code n} > 1
+ * interleaves one event per choice). TTFT is the first content event of any choice; the worst gap,
+ * percentiles and stalls are taken over the gaps of all choices. Choices are indexed as the engine
+ * numbers them; indexes from {@value #MAX_CHOICES} - 1 up share the last clock.
+ *
+ * <p>
+ * All times are nanoseconds from one {@link NanoClock}: client-write times, and the upstream
+ * arrival of each event for spike attribution. Updated by one thread at a time (the client
+ * connection's event loop); {@link #stalledAt(long)} may be called from any thread, so the two
+ * fields it reads are volatile. The per-choice arrays grow only when a new choice index appears.
  */
 public final class StreamTimer {
+
+	/** Choices with a clock of their own. */
+	public static final int MAX_CHOICES = 64;
 
 	private final long startNanos;
 
@@ -29,7 +42,20 @@ public final class StreamTimer {
 
 	private int stalls;
 
-	private long completionTokens = -1;
+	/** Output tokens of the whole stream from a usage without a choice, or -1. */
+	private long streamTokens = -1;
+
+	private int choices;
+
+	private long[] choiceFirstWrite = new long[1];
+
+	private long[] choiceLastWrite = new long[1];
+
+	private long[] choiceLastArrival = new long[1];
+
+	private int[] choiceEvents = new int[1];
+
+	private long[] choiceTokens = { -1 };
 
 	/**
 	 * Creates a timer for a request received at {@code startNanos}.
@@ -55,16 +81,25 @@ public final class StreamTimer {
 	}
 
 	/**
-	 * Notes that a content-bearing event reached the client.
+	 * Notes that a content-bearing event of one choice reached the client.
+	 * @param choice the choice index (0 for shapes without choices)
+	 * @param arrivalNanos when the event's last byte was read from upstream
 	 * @param writeNanos when its write completed
-	 * @return the gap since the previous content event in nanoseconds, or -1 for the first
+	 * @return the gap since the previous content event of the same choice in nanoseconds, or -1
+	 * for the choice's first
 	 */
-	public long onContent(long writeNanos) {
+	public long onContent(int choice, long arrivalNanos, long writeNanos) {
+		int c = slot(choice);
 		this.contentEvents++;
-		long last = this.lastContentNanos;
-		this.lastContentNanos = writeNanos;
-		if (last < 0) {
+		if (this.firstContentNanos < 0) {
 			this.firstContentNanos = writeNanos;
+		}
+		this.lastContentNanos = Math.max(writeNanos, this.lastContentNanos);
+		long last = this.choiceLastWrite[c];
+		this.choiceLastWrite[c] = writeNanos;
+		this.choiceLastArrival[c] = arrivalNanos;
+		if (this.choiceEvents[c]++ == 0) {
+			this.choiceFirstWrite[c] = writeNanos;
 			return -1;
 		}
 		long gap = Math.max(0, writeNanos - last);
@@ -76,12 +111,19 @@ public final class StreamTimer {
 	}
 
 	/**
-	 * Notes the cumulative {@code usage.completion_tokens} an event carried.
-	 * @param tokens the token count
+	 * Notes an output token count an event carried (cumulative, as vLLM's usage is).
+	 * @param choice the choice it counts, or -1 for the whole stream
+	 * @param tokens the token count (ignored when negative)
 	 */
-	public void onCompletionTokens(long tokens) {
-		if (tokens >= 0) {
-			this.completionTokens = tokens;
+	public void onOutputTokens(int choice, long tokens) {
+		if (tokens < 0) {
+			return;
+		}
+		if (choice < 0) {
+			this.streamTokens = tokens;
+		}
+		else {
+			this.choiceTokens[slot(choice)] = tokens;
 		}
 	}
 
@@ -91,8 +133,8 @@ public final class StreamTimer {
 	}
 
 	/**
-	 * Tells whether the stream is live and its last content event is older than the stall
-	 * threshold. A stream still waiting for its first token is not stalled (it is queued).
+	 * Tells whether the stream is live and its last content event (of any choice) is older than
+	 * the stall threshold. A stream still waiting for its first token is not stalled (it is queued).
 	 * @param nowNanos the current time
 	 * @return true when stalled
 	 */
@@ -101,9 +143,34 @@ public final class StreamTimer {
 		return !this.ended && last >= 0 && nowNanos - last > this.stallNanos;
 	}
 
-	/** @return when the last content event was written, or -1 before the first */
-	public long lastContentNanos() {
-		return this.lastContentNanos;
+	/**
+	 * When the choice's last content event was written.
+	 * @param choice the choice index
+	 * @return nanoseconds, or -1 before its first
+	 */
+	public long lastContentNanos(int choice) {
+		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		return (c < this.choices && this.choiceEvents[c] > 0) ? this.choiceLastWrite[c] : -1;
+	}
+
+	/**
+	 * When the choice's last content event arrived from upstream.
+	 * @param choice the choice index
+	 * @return nanoseconds, or -1 before its first
+	 */
+	public long lastArrivalNanos(int choice) {
+		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		return (c < this.choices && this.choiceEvents[c] > 0) ? this.choiceLastArrival[c] : -1;
+	}
+
+	/**
+	 * Content events of one choice so far.
+	 * @param choice the choice index
+	 * @return the count
+	 */
+	public int contentEvents(int choice) {
+		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		return (c < this.choices) ? this.choiceEvents[c] : 0;
 	}
 
 	public long startNanos() {
@@ -115,16 +182,22 @@ public final class StreamTimer {
 		return (this.firstByteNanos < 0) ? -1 : this.firstByteNanos - this.startNanos;
 	}
 
-	/** @return request received to first content event, or -1 when none was written */
+	/** @return request received to first content event of any choice, or -1 when none was written */
 	public long timeToFirstTokenNanos() {
 		return (this.firstContentNanos < 0) ? -1 : this.firstContentNanos - this.startNanos;
 	}
 
+	/** @return content events of all choices */
 	public int contentEvents() {
 		return this.contentEvents;
 	}
 
-	/** @return gaps seen (content events after the first) */
+	/** @return choice clocks in use: the highest choice index seen plus one */
+	public int choices() {
+		return this.choices;
+	}
+
+	/** @return gaps seen, over all choices */
 	public int gapCount() {
 		return this.gaps.count();
 	}
@@ -133,36 +206,56 @@ public final class StreamTimer {
 		return this.stalls;
 	}
 
-	/** @return the worst gap, 0 with fewer than two content events */
+	/** @return the worst gap of any choice, 0 without gaps */
 	public long maxGapNanos() {
 		return this.gaps.maxNanos();
 	}
 
 	/**
-	 * Output tokens: {@code usage.completion_tokens} when the stream carried usage, else the
-	 * number of content events.
-	 * @return the token count
+	 * A nearest-rank percentile over the gaps of all choices.
+	 * @param p the fraction in (0, 1]
+	 * @return nanoseconds, 0 without gaps
 	 */
-	public long outputTokens() {
-		return (this.completionTokens >= 0) ? this.completionTokens : this.contentEvents;
+	public long gapPercentileNanos(double p) {
+		return this.gaps.percentileNanos(p);
 	}
 
 	/**
-	 * Time per output token: (last content write - first content write) / (tokens - 1).
+	 * Output tokens of one choice: its own usage count when the stream carried one per choice,
+	 * the stream's usage when there is only one choice, else the choice's content events.
+	 * @param choice the choice index
+	 * @return the token count
+	 */
+	public long outputTokens(int choice) {
+		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		if (c >= this.choices) {
+			return (this.choices <= 1 && this.streamTokens >= 0) ? this.streamTokens : 0;
+		}
+		if (this.choiceTokens[c] >= 0) {
+			return this.choiceTokens[c];
+		}
+		return (this.choices == 1 && this.streamTokens >= 0) ? this.streamTokens : this.choiceEvents[c];
+	}
+
+	/**
+	 * Time per output token of one choice: (its last content write - its first) / (its tokens - 1).
+	 * @param choice the choice index
 	 * @return seconds, or NaN with fewer than two tokens or content events
 	 */
-	public double timePerOutputTokenSeconds() {
-		long tokens = outputTokens();
-		if (tokens < 2 || this.contentEvents < 2) {
+	public double timePerOutputTokenSeconds(int choice) {
+		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		int events = contentEvents(c);
+		long tokens = outputTokens(c);
+		if (tokens < 2 || events < 2) {
 			return Double.NaN;
 		}
-		return (this.lastContentNanos - this.firstContentNanos) / 1e9 / (tokens - 1);
+		return (this.choiceLastWrite[c] - this.choiceFirstWrite[c]) / 1e9 / (tokens - 1);
 	}
 
 	/**
 	 * The stream's p99 gap over its p50 gap, nearest-rank on its own gaps.
-	 * @return the ratio, or NaN with fewer than {@code minGaps} gaps or a zero median
 	 * @param minGaps gaps needed for a meaningful ratio
+	 * @return the ratio, or NaN with fewer than {@code minGaps} gaps or a zero median
 	 */
 	public double jitterRatio(int minGaps) {
 		if (this.gaps.count() < minGaps) {
@@ -173,11 +266,33 @@ public final class StreamTimer {
 	}
 
 	/**
-	 * Median gap so far (used by spike detection).
+	 * Median gap so far over all choices (used by spike detection).
 	 * @return nanoseconds, 0 with no gaps
 	 */
 	public long medianGapNanos() {
 		return this.gaps.percentileNanos(0.50);
+	}
+
+	/** The clock slot of a choice index, growing the per-choice arrays on a new index. */
+	private int slot(int choice) {
+		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		if (c >= this.choices) {
+			if (c >= this.choiceEvents.length) {
+				grow(Math.min(MAX_CHOICES, Math.max(c + 1, 2 * this.choiceEvents.length)));
+			}
+			this.choices = c + 1;
+		}
+		return c;
+	}
+
+	private void grow(int size) {
+		int old = this.choiceEvents.length;
+		this.choiceFirstWrite = Arrays.copyOf(this.choiceFirstWrite, size);
+		this.choiceLastWrite = Arrays.copyOf(this.choiceLastWrite, size);
+		this.choiceLastArrival = Arrays.copyOf(this.choiceLastArrival, size);
+		this.choiceEvents = Arrays.copyOf(this.choiceEvents, size);
+		this.choiceTokens = Arrays.copyOf(this.choiceTokens, size);
+		Arrays.fill(this.choiceTokens, old, size, -1);
 	}
 
 }

@@ -24,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class JmhSmokeTests {
 
 	private static final List<String> BENCHMARKS = List.of("SseScannerBenchmark.scanChatChunk",
+			"SseScannerBenchmark.scanResponsesDelta",
 			"SseScannerBenchmark.scanByteBufAsTheRelayDoes", "RecordPathBenchmark.recordOneContentEvent",
 			"ExpositionParserBenchmark.parseEverySample", "ExpositionParserBenchmark.readEngineSample");
 

@@ -85,7 +85,7 @@ public class RecordPathBenchmark {
 	public long recordOneContentEvent() {
 		long write = this.now += GAP;
 		this.recorder.bodyWritten(write);
-		this.recorder.contentWritten(write - 150_000, write - 100_000, write, 0);
+		this.recorder.contentWritten(0, write - 150_000, write - 100_000, write, 0);
 		return write;
 	}
 

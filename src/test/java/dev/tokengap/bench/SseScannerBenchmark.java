@@ -47,7 +47,14 @@ public class SseScannerBenchmark {
 			+ "\"model\":\"meta-llama/Llama-3.1-8B-Instruct\",\"choices\":[{\"index\":0,"
 			+ "\"delta\":{\"content\":\" latency\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
 
+	/** As vLLM writes a Responses API text delta: an event field, then the JSON with its type last. */
+	static final String RESPONSES_DELTA = "event: response.output_text.delta\ndata: {\"content_index\":0,"
+			+ "\"delta\":\" latency\",\"item_id\":\"msg_8b7a6c1f4e2d4c9a9d0e5f3b2a1c0d9e\",\"logprobs\":[],"
+			+ "\"output_index\":0,\"sequence_number\":42,\"type\":\"response.output_text.delta\"}\n\n";
+
 	private final SseEventScanner scanner = new SseEventScanner();
+
+	private byte[] responsesBytes;
 
 	private final Relay relay = new Relay(this.scanner);
 
@@ -58,6 +65,7 @@ public class SseScannerBenchmark {
 	@Setup
 	public void setUp() {
 		this.bytes = CHAT_CHUNK.getBytes(StandardCharsets.UTF_8);
+		this.responsesBytes = RESPONSES_DELTA.getBytes(StandardCharsets.UTF_8);
 		this.buf = PooledByteBufAllocator.DEFAULT.directBuffer(this.bytes.length);
 		this.buf.writeBytes(this.bytes);
 	}
@@ -72,6 +80,19 @@ public class SseScannerBenchmark {
 	public SseEventKind scanChatChunk() {
 		SseEventKind last = null;
 		for (byte b : this.bytes) {
+			SseEventKind kind = this.scanner.accept(b);
+			if (kind != null) {
+				last = kind;
+			}
+		}
+		return last;
+	}
+
+	/** The scanner alone, on a Responses API delta (event type matched at dispatch). */
+	@Benchmark
+	public SseEventKind scanResponsesDelta() {
+		SseEventKind last = null;
+		for (byte b : this.responsesBytes) {
 			SseEventKind kind = this.scanner.accept(b);
 			if (kind != null) {
 				last = kind;
@@ -108,7 +129,7 @@ public class SseScannerBenchmark {
 				if (kind.isContent()) {
 					this.content++;
 				}
-				long t = this.scanner.completionTokens();
+				long t = this.scanner.outputTokens();
 				if (t >= 0) {
 					this.tokens = t;
 				}

@@ -74,15 +74,21 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 					"outcome", "upstream_timeout")).isEqualTo(1));
 	}
 
+	/**
+	 * The body is passed on as it is, but a stream that never reached its good end did not
+	 * complete: the engine ended it early (contract v2).
+	 */
 	@Test
-	void anUpstreamThatEndsItsBodyWithoutDoneIsPassedOnAsItIs() {
+	void anUpstreamThatEndsItsBodyWithoutDoneIsPassedOnAsItIsAndIsAnEngineError() {
 		upstream.stream(ScriptedUpstream.Step.list(ScriptedUpstream.Step.of(0, ScriptedUpstream.chatEvent("one"))));
 		Recording recording = post("m-nodone");
 		assertThat(recording.text()).isEqualTo(ScriptedUpstream.chatEvent("one"));
 		assertThat(recording.failure()).as("the HTTP body itself ended cleanly").isNull();
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(metrics().value("tokengap_streams_total", "model_name", "m-nodone",
-					"outcome", "completed")).isEqualTo(1));
+					"outcome", "engine_error")).isEqualTo(1));
+		assertThat(metrics().value("tokengap_streams_total", "model_name", "m-nodone", "outcome", "completed"))
+			.isZero();
 	}
 
 	@Test

@@ -122,8 +122,8 @@ class JsonPathClassifierTests {
 			this.tokenizer.accept(b);
 		}
 		assertThat(this.tokenizer.isComplete()).as("well-formed: %s", json).isTrue();
-		long tokens = this.paths.completionTokens();
-		return (tokens >= 0) ? this.paths.kind() + "/" + tokens : this.paths.kind().name();
+		long tokens = this.paths.outputTokens();
+		return (tokens >= 0) ? this.paths.kind(null, 0) + "/" + tokens : this.paths.kind(null, 0).name();
 	}
 
 }

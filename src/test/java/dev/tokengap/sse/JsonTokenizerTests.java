@@ -50,7 +50,7 @@ class JsonTokenizerTests {
 		JsonTokenizer tokenizer = new JsonTokenizer(paths);
 		feed(tokenizer, "{\"usage\":{\"completion_tokens\":" + number + "}}");
 		assertThat(tokenizer.isComplete()).isTrue();
-		assertThat(paths.completionTokens()).isEqualTo(expected);
+		assertThat(paths.outputTokens()).isEqualTo(expected);
 	}
 
 	private boolean scan(String json) {

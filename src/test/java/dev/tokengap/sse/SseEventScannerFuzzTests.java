@@ -88,7 +88,7 @@ class SseEventScannerFuzzTests {
 		for (int i = from; i < to; i++) {
 			SseEventKind kind = scanner.accept(stream[i]);
 			if (kind != null) {
-				long tokens = scanner.completionTokens();
+				long tokens = scanner.outputTokens();
 				if (tokens < -1) {
 					throw new AssertionError("completion tokens " + tokens);
 				}

@@ -25,6 +25,10 @@ class SseEventScannerTests {
 
 	private static final int EVERY_OFFSET_LIMIT = 64 * 1024;
 
+	/** The Responses API: pre-engine events, two reasoning deltas, three text deltas, completed. */
+	private static final String RESPONSES = "OTHER OTHER OTHER OTHER CONTENT CONTENT OTHER OTHER OTHER CONTENT CONTENT"
+			+ " CONTENT OTHER OTHER OTHER DONE/5";
+
 	private final SseEventScanner scanner = new SseEventScanner();
 
 	static Stream<Arguments> transcripts() {
@@ -44,7 +48,20 @@ class SseEventScannerTests {
 				arguments("comments-and-fields.sse",
 						"COMMENT PRELUDE CONTENT COMMENT CONTENT OTHER COMMENT COMMENT DONE"),
 				arguments("multiline-data.sse", "CONTENT OTHER USAGE/2 DONE"),
-				arguments("large-content.sse", "PRELUDE CONTENT OTHER USAGE/262144 DONE"));
+				arguments("large-content.sse", "PRELUDE CONTENT OTHER USAGE/262144 DONE"),
+				arguments("chat-n2.sse",
+						"PRELUDE PRELUDE CONTENT CONTENT@1 CONTENT CONTENT@1 OTHER OTHER USAGE/8 DONE"),
+				arguments("chat-reasoning-current.sse", "PRELUDE CONTENT CONTENT CONTENT CONTENT OTHER DONE"),
+				arguments("chat-error-before-first-token.sse", "PRELUDE DONE"),
+				arguments("transcription.sse", "CONTENT CONTENT OTHER USAGE/3 DONE"),
+				arguments("responses.sse", RESPONSES), arguments("responses-data-only.sse", RESPONSES),
+				arguments("responses-failed.sse",
+						"OTHER OTHER OTHER OTHER CONTENT CONTENT OTHER OTHER OTHER CONTENT CONTENT ERROR"),
+				arguments("responses-error-event.sse",
+						"OTHER OTHER OTHER OTHER CONTENT CONTENT OTHER OTHER OTHER CONTENT CONTENT ERROR"),
+				arguments("messages.sse",
+						"OTHER OTHER CONTENT OTHER OTHER OTHER CONTENT CONTENT OTHER OTHER OTHER CONTENT OTHER USAGE/6 DONE"),
+				arguments("messages-error.sse", "OTHER OTHER CONTENT OTHER OTHER OTHER CONTENT ERROR"));
 	}
 
 	@ParameterizedTest(name = "{0}")
@@ -159,15 +176,15 @@ class SseEventScannerTests {
 	void reportsCompletionTokensOnlyForTheEventThatCarriedThem() {
 		feedText("data: {\"choices\":[],\"usage\":{\"completion_tokens\":42}}\n");
 		assertThat(this.scanner.accept((byte) '\n')).isEqualTo(SseEventKind.USAGE);
-		assertThat(this.scanner.completionTokens()).isEqualTo(42);
+		assertThat(this.scanner.outputTokens()).isEqualTo(42);
 		feedText("data: [DONE]\n");
 		assertThat(this.scanner.accept((byte) '\n')).isEqualTo(SseEventKind.DONE);
-		assertThat(this.scanner.completionTokens()).isEqualTo(-1);
+		assertThat(this.scanner.outputTokens()).isEqualTo(-1);
 	}
 
 	@Test
 	void startsWithoutCompletionTokens() {
-		assertThat(this.scanner.completionTokens()).isEqualTo(-1);
+		assertThat(this.scanner.outputTokens()).isEqualTo(-1);
 	}
 
 	@Test
@@ -180,9 +197,9 @@ class SseEventScannerTests {
 	@Test
 	void forgetsThePreviousEventsCompletionTokensOnReset() {
 		scan(unescape("data: {\"usage\":{\"completion_tokens\":5}}\\n\\n"));
-		assertThat(this.scanner.completionTokens()).isEqualTo(5);
+		assertThat(this.scanner.outputTokens()).isEqualTo(5);
 		this.scanner.reset();
-		assertThat(this.scanner.completionTokens()).isEqualTo(-1);
+		assertThat(this.scanner.outputTokens()).isEqualTo(-1);
 	}
 
 	@Test
@@ -268,10 +285,23 @@ class SseEventScannerTests {
 		for (byte b : bytes) {
 			SseEventKind kind = this.scanner.accept(b);
 			if (kind != null) {
-				long tokens = this.scanner.completionTokens();
-				events.add((tokens >= 0) ? kind + "/" + tokens : kind.name());
+				long tokens = this.scanner.outputTokens();
+				long choices = this.scanner.contentChoices();
+				String name = (kind == SseEventKind.CONTENT && choices != 1) ? kind + "@" + choiceList(choices)
+						: kind.name();
+				events.add((tokens >= 0) ? name + "/" + tokens : name);
 			}
 		}
+	}
+
+	private static String choiceList(long choices) {
+		StringBuilder list = new StringBuilder();
+		for (int i = 0; i < 64; i++) {
+			if ((choices & (1L << i)) != 0) {
+				list.append((list.length() > 0) ? "," : "").append(i);
+			}
+		}
+		return list.toString();
 	}
 
 	private void feedText(String text) {

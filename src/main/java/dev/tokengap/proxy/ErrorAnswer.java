@@ -1,0 +1,31 @@
+package dev.tokengap.proxy;
+
+/**
+ * The status and OpenAI error type tokengap answers a failure with, before the response is
+ * committed: the one place failures are mapped.
+ *
+ * @param status the HTTP status
+ * @param type the error type of the body
+ */
+record ErrorAnswer(int status, String type) {
+
+	static ErrorAnswer of(Throwable error) {
+		if (error instanceof RequestBodyTooLargeException) {
+			return new ErrorAnswer(413, "RequestEntityTooLargeError");
+		}
+		if (error instanceof InvalidRequestTargetException) {
+			return new ErrorAnswer(400, "BadRequestError");
+		}
+		if (error instanceof UpstreamTimeoutException) {
+			return new ErrorAnswer(504, "GatewayTimeoutError");
+		}
+		if (error instanceof UpstreamSaturatedException) {
+			return new ErrorAnswer(503, "ServiceUnavailableError");
+		}
+		if (error instanceof UpstreamUnavailableException) {
+			return new ErrorAnswer(502, "BadGatewayError");
+		}
+		return new ErrorAnswer(500, "InternalServerError");
+	}
+
+}
