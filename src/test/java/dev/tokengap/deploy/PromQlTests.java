@@ -37,8 +37,9 @@ class PromQlTests {
 	@Test
 	void everyRuleHasOneSignalPerOperand() {
 		Map<String, Integer> operands = Map.of("TokengapClientItlP99High", 2, "TokengapStallRateHigh", 2,
-				"TokengapSmoothGoodputLow", 2, "TokengapTtftAboveEngine", 3, "TokengapEnginePreemptions", 1,
-				"TokengapBackendScrapeDown", 1, "TokengapDown", 2);
+				"TokengapSmoothGoodputLow", 2, "TokengapStreamFailuresHigh", 2, "TokengapTtftAboveEngine", 3,
+				"TokengapEnginePreemptions", 1, "TokengapBackendScrapeDown", 1, "TokengapDown", 2,
+				"TokengapRecordingErrors", 1);
 		for (AlertRules.Alert alert : AlertRules.load()) {
 			assertThat(PromQl.signals(alert.expr())).as(alert.name()).hasSize(operands.get(alert.name()))
 				.allSatisfy((signal) -> assertThat(signal).doesNotContain(" > ", " < ", " == ", " and", " or "));
