@@ -56,6 +56,16 @@ class PromQlTests {
 	}
 
 	@Test
+	void addsAMatcherToASelectorWithOrWithoutBraces() {
+		assertThat(PromQl.withMatcher("tokengap_requests_total", "model_name", "m"))
+			.isEqualTo("tokengap_requests_total{model_name=\"m\"}");
+		assertThat(PromQl.withMatcher("tokengap_requests_total{}", "endpoint", "messages"))
+			.isEqualTo("tokengap_requests_total{endpoint=\"messages\"}");
+		assertThat(PromQl.withMatcher("tokengap_requests_total{namespace=~\"demo\"}", "pod", "a\"b"))
+			.isEqualTo("tokengap_requests_total{namespace=~\"demo\", pod=\"a\\\"b\"}");
+	}
+
+	@Test
 	void substitutesGrafanaVariablesInBothSyntaxes() {
 		assertThat(PromQl.substitute("x{a=~\"$ns\", b=~\"${pod}\"}[$__rate_interval]",
 				Map.of("ns", "demo", "pod", "p-1", "__rate_interval", "1m")))
