@@ -25,8 +25,14 @@ class AlertRulesTests {
 	static final String PROMTOOL_TESTS = "src/test/promtool/tokengap-rules-test.yaml";
 
 	static final List<String> ALERTS = List.of("TokengapClientItlP99High", "TokengapStallRateHigh",
-			"TokengapSmoothGoodputLow", "TokengapTtftAboveEngine", "TokengapEnginePreemptions",
-			"TokengapBackendScrapeDown", "TokengapDown");
+			"TokengapSmoothGoodputLow", "TokengapStreamFailuresHigh", "TokengapTtftAboveEngine",
+			"TokengapEnginePreemptions", "TokengapBackendScrapeDown", "TokengapDown", "TokengapRecordingErrors");
+
+	/** The streams goodput counts (contract v2): all but the client's own doing. */
+	static final String GOODPUT_DENOMINATOR = "tokengap_streams_total{outcome!~\"client_cancelled|invalid\"}";
+
+	/** Engine-side failures (contract v2 outcomes). */
+	static final String ENGINE_FAILURES = "tokengap_streams_total{outcome=~\"engine_error|rejected|upstream_error|upstream_timeout\"}";
 
 	@Test
 	void rulesFileIsValidForPrometheus() {
@@ -65,14 +71,20 @@ class AlertRulesTests {
 	}
 
 	@Test
-	void alertsAreTheOnesIssue4AsksForOnTheRightSeries() {
+	void alertsAreTheOnesIssue4AndContractVersion2AskForOnTheRightSeries() {
 		Map<String, Alert> alerts = byName();
 		assertThat(alerts.keySet()).containsExactlyElementsOf(ALERTS);
 		assertThat(series("TokengapClientItlP99High")).contains("tokengap_inter_token_latency_seconds_bucket");
 		assertThat(series("TokengapStallRateHigh")).contains("tokengap_stalls_total");
 		assertThat(alerts.get("TokengapSmoothGoodputLow").expr())
 			.contains("rate(tokengap_smooth_streams_total[")
-			.contains("rate(tokengap_streams_total{outcome=\"completed\"}[");
+			.contains("rate(" + GOODPUT_DENOMINATOR + "[")
+			.doesNotContain("outcome=\"completed\"");
+		assertThat(alerts.get("TokengapStreamFailuresHigh").expr())
+			.contains("rate(" + ENGINE_FAILURES + "[")
+			.contains("rate(" + GOODPUT_DENOMINATOR + "[");
+		assertThat(alerts.get("TokengapRecordingErrors").expr()).contains("increase(tokengap_recording_errors_total[")
+			.endsWith("> 0");
 		assertThat(series("TokengapTtftAboveEngine")).contains("tokengap_time_to_first_token_seconds_bucket",
 				"vllm:time_to_first_token_seconds_bucket");
 		assertThat(series("TokengapEnginePreemptions")).contains("tokengap_backend_preemptions_total");

@@ -15,15 +15,26 @@ import dev.tokengap.deploy.Dashboards.Query;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Grafana dashboards of {@code grafana/}: current schema, the datasource, namespace, pod and
- * model_name variables used by every query, only series of the metrics contract or vLLM's, and the
- * panels issue #4 asks for. (PrometheusContainerTests runs every query against real series.)
+ * The Grafana dashboards of {@code grafana/}: current schema, the datasource, namespace, pod,
+ * model_name and endpoint variables used by every query whose series carry those labels, only series
+ * of the metrics contract or vLLM's, and the panels issue #4 and contract version 2 ask for.
+ * (PrometheusContainerTests runs every query against real series.)
  */
 class DashboardTests {
 
 	static final String STREAMING = "streaming-latency.json";
 
 	static final String ATTRIBUTION = "spike-attribution.json";
+
+	/** The matchers of every client-side selector: the contract puts model_name and endpoint on them. */
+	static final String CLIENT_FILTER = "namespace=~\"$namespace\", pod=~\"$pod\", model_name=~\"$model_name\", endpoint=~\"$endpoint\"";
+
+	/** Engine-side failure outcomes (contract v2). */
+	static final String ENGINE_FAILURES = "outcome=~\"engine_error|rejected|upstream_error|upstream_timeout\"";
+
+	/** The goodput denominator (contract v2): every stream except the client's own doing. */
+	static final String GOODPUT_STREAMS = "rate(tokengap_streams_total{" + CLIENT_FILTER
+			+ ", outcome!~\"client_cancelled|invalid\"}[";
 
 	@Test
 	void theTwoDashboardsUseTheCurrentSchemaAndSharedCrosshair() {
@@ -41,23 +52,24 @@ class DashboardTests {
 	}
 
 	@Test
-	void everyDashboardHasTheDatasourceNamespacePodAndModelVariables() {
+	void everyDashboardHasTheDatasourceNamespacePodModelAndEndpointVariables() {
 		for (Dashboard dashboard : Dashboards.load()) {
 			Map<String, JsonNode> variables = dashboard.variables()
 				.stream()
 				.collect(Collectors.toMap((v) -> v.path("name").asString(), (v) -> v));
 			assertThat(variables.keySet()).as(dashboard.name())
-				.containsExactlyInAnyOrder("datasource", "namespace", "pod", "model_name");
+				.containsExactlyInAnyOrder("datasource", "namespace", "pod", "model_name", "endpoint");
 			assertThat(variables.get("datasource").path("type").asString()).isEqualTo("datasource");
 			assertThat(variables.get("datasource").path("query").asString()).isEqualTo("prometheus");
-			for (String name : List.of("namespace", "pod", "model_name")) {
+			for (String name : List.of("namespace", "pod", "model_name", "endpoint")) {
 				JsonNode variable = variables.get(name);
 				assertThat(variable.path("type").asString()).as(name).isEqualTo("query");
 				assertThat(variable.path("datasource").path("uid").asString()).isEqualTo("${datasource}");
 				assertThat(variable.path("includeAll").asBoolean()).as(name).isTrue();
 				assertThat(variable.path("allValue").asString()).as("All matches series without the label")
 					.isEqualTo(".*");
-				assertThat(Dashboards.variableQuery(variable)).startsWith("label_values(tokengap_requests_total");
+				assertThat(Dashboards.variableQuery(variable)).startsWith("label_values(tokengap_requests_total")
+					.endsWith(", " + name + ")");
 			}
 		}
 	}
@@ -117,15 +129,22 @@ class DashboardTests {
 					String where = query.origin() + ": " + series;
 					assertThat(matchers).as(where).contains("namespace=~\"$namespace\"");
 					if (series.startsWith("vllm:")) {
-						// In standalone mode the engine runs in other pods: vLLM is filtered by model only.
-						assertThat(matchers).as(where).contains("model_name=~\"$model_name\"").doesNotContain("pod=");
+						// In standalone mode the engine runs in other pods: vLLM is filtered by model only
+						// (it has no endpoint label).
+						assertThat(matchers).as(where).contains("model_name=~\"$model_name\"")
+							.doesNotContain("pod=", "endpoint=");
 					}
-					else if (series.startsWith("tokengap_backend_") || series.startsWith("tokengap_gap_spike_")) {
-						// The engine mirror and the spikes are per pod; the contract gives them no model_name.
-						assertThat(matchers).as(where).contains("pod=~\"$pod\"").doesNotContain("model_name");
+					else if (series.startsWith("tokengap_backend_") || series.startsWith("tokengap_recording_errors_")) {
+						// The engine mirror and tokengap's own health are per pod: no model_name, no endpoint.
+						assertThat(matchers).as(where).contains("pod=~\"$pod\"").doesNotContain("model_name", "endpoint");
+					}
+					else if (series.startsWith("tokengap_gap_spike_")) {
+						// Spikes carry model_name and cause (contract v2), no endpoint.
+						assertThat(matchers).as(where).contains("pod=~\"$pod\"", "model_name=~\"$model_name\"")
+							.doesNotContain("endpoint");
 					}
 					else {
-						assertThat(matchers).as(where).contains("pod=~\"$pod\"", "model_name=~\"$model_name\"");
+						assertThat(matchers).as(where).contains(CLIENT_FILTER);
 					}
 				}
 			}
@@ -152,13 +171,42 @@ class DashboardTests {
 			.isEqualTo("heatmap");
 		panelWith(dashboard, "rate(tokengap_stalls_total");
 		panelWith(dashboard, "tokengap_stalled_streams{");
-		assertThat(exprs(panelWith(dashboard, "rate(tokengap_smooth_streams_total")))
-			.contains("rate(tokengap_streams_total{namespace=~\"$namespace\", pod=~\"$pod\", model_name=~\"$model_name\", outcome=\"completed\"}");
+		assertThat(exprs(panelWith(dashboard, "rate(tokengap_smooth_streams_total"))).contains(GOODPUT_STREAMS)
+			.doesNotContain("outcome=\"completed\"");
+		assertThat(exprs(panelWith(dashboard, "increase(tokengap_smooth_streams_total")))
+			.contains("increase(tokengap_streams_total{" + CLIENT_FILTER + ", outcome!~\"client_cancelled|invalid\"}[")
+			.doesNotContain("outcome=\"completed\"");
+		assertThat(exprs(panelWith(dashboard, ENGINE_FAILURES + "}[$__rate_interval])) / "))).contains(GOODPUT_STREAMS);
+		panelWith(dashboard, "increase(tokengap_recording_errors_total{");
+		panelWith(dashboard, "sum by (pod) (increase(tokengap_recording_errors_total{");
+		for (String q : List.of("0.5", "0.99")) {
+			panelWith(dashboard,
+					"histogram_quantile(" + q + ", sum by (le) (rate(tokengap_stream_p99_gap_seconds_bucket{" + CLIENT_FILTER);
+		}
 		assertThat(panelWith(dashboard, "tokengap_stream_max_gap_seconds_bucket").path("type").asString())
 			.isEqualTo("heatmap");
 		assertThat(panelWith(dashboard, "tokengap_stream_jitter_ratio_bucket").path("type").asString())
 			.isEqualTo("heatmap");
 		panelWith(dashboard, "tokengap_proxy_write_delay_seconds_bucket");
+	}
+
+	@Test
+	void streamsByOutcomeAreStackedByKindAndCoverEveryContractOutcome() {
+		JsonNode panel = panelWith(dashboard(STREAMING), "sum by (outcome) (rate(tokengap_streams_total{");
+		assertThat(panel.path("fieldConfig").path("defaults").path("custom").path("stacking").path("mode").asString())
+			.isEqualTo("normal");
+		List<String> exprs = new java.util.ArrayList<>();
+		panel.path("targets").forEach((target) -> exprs.add(target.path("expr").asString()));
+		assertThat(exprs).as("one query per kind, in stacking order").hasSize(3);
+		assertThat(exprs.get(0)).contains("outcome=\"completed\"");
+		assertThat(exprs.get(1)).contains(ENGINE_FAILURES);
+		assertThat(exprs.get(2)).contains("outcome=~\"client_cancelled|invalid\"");
+		String contract = ProjectFiles.read("docs/metrics-contract.md");
+		for (String outcome : List.of("completed", "engine_error", "rejected", "invalid", "upstream_error",
+				"upstream_timeout", "client_cancelled")) {
+			assertThat(contract).as("contract outcome").contains("| `" + outcome + "` |");
+			assertThat(String.join("\n", exprs)).as("outcome %s is shown", outcome).contains(outcome);
+		}
 	}
 
 	@Test

@@ -66,6 +66,17 @@ final class PromQl {
 		return out.toString();
 	}
 
+	/** The selector with one more matcher, {@code label="value"} (the value quoted as PromQL strings are). */
+	static String withMatcher(String selector, String label, String value) {
+		String matcher = label + "=\"" + value.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+		int brace = selector.lastIndexOf('}');
+		if (brace < 0) {
+			return selector + "{" + matcher + "}";
+		}
+		String head = selector.substring(0, brace).strip();
+		return head + (head.endsWith("{") ? "" : ", ") + matcher + "}";
+	}
+
 	/**
 	 * The signals of an alert expression: for each operand of a top-level {@code and}/{@code or}/
 	 * {@code unless}, {@code (lhs) - (rhs)} of its top-level comparison, the argument of an

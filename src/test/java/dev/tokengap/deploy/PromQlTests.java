@@ -37,8 +37,9 @@ class PromQlTests {
 	@Test
 	void everyRuleHasOneSignalPerOperand() {
 		Map<String, Integer> operands = Map.of("TokengapClientItlP99High", 2, "TokengapStallRateHigh", 2,
-				"TokengapSmoothGoodputLow", 2, "TokengapTtftAboveEngine", 3, "TokengapEnginePreemptions", 1,
-				"TokengapBackendScrapeDown", 1, "TokengapDown", 2);
+				"TokengapSmoothGoodputLow", 2, "TokengapStreamFailuresHigh", 2, "TokengapTtftAboveEngine", 3,
+				"TokengapEnginePreemptions", 1, "TokengapBackendScrapeDown", 1, "TokengapDown", 2,
+				"TokengapRecordingErrors", 1);
 		for (AlertRules.Alert alert : AlertRules.load()) {
 			assertThat(PromQl.signals(alert.expr())).as(alert.name()).hasSize(operands.get(alert.name()))
 				.allSatisfy((signal) -> assertThat(signal).doesNotContain(" > ", " < ", " == ", " and", " or "));
@@ -52,6 +53,16 @@ class PromQlTests {
 				+ "or absent(up{job=\"tokengap\"}) or group_left tokengap_backend_up"))
 			.containsExactly("tokengap_stalls_total", "vllm:inter_token_latency_seconds_bucket", "up",
 					"tokengap_backend_up");
+	}
+
+	@Test
+	void addsAMatcherToASelectorWithOrWithoutBraces() {
+		assertThat(PromQl.withMatcher("tokengap_requests_total", "model_name", "m"))
+			.isEqualTo("tokengap_requests_total{model_name=\"m\"}");
+		assertThat(PromQl.withMatcher("tokengap_requests_total{}", "endpoint", "messages"))
+			.isEqualTo("tokengap_requests_total{endpoint=\"messages\"}");
+		assertThat(PromQl.withMatcher("tokengap_requests_total{namespace=~\"demo\"}", "pod", "a\"b"))
+			.isEqualTo("tokengap_requests_total{namespace=~\"demo\", pod=\"a\\\"b\"}");
 	}
 
 	@Test

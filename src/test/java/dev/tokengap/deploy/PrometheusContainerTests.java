@@ -34,7 +34,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Prometheus ({@code prom/prometheus:v2.42.0}) with the compose demo's configuration and the one
  * rules file scrapes a tokengap container and the simulator behind it (few KV blocks, so it
- * preempts), under a load with injected engine stalls. Then every expression of every dashboard
+ * preempts), under a load with injected engine stalls, {@code /v1/responses} and {@code /v1/messages}
+ * streams, in-band engine errors and refused requests (LoadDriver). Then every expression of every dashboard
  * panel (template variables resolved as Grafana would) and every alert rule goes through the query
  * API: each must be valid and return data. A query on a contract series that this build does not
  * export yet (another branch adds it) is reported as pending instead.
@@ -89,7 +90,8 @@ class PrometheusContainerTests {
 	static void stop() throws InterruptedException {
 		if (load != null) {
 			load.close();
-			System.out.printf("load: %d streams completed, %d failed%n", load.completed(), load.failed());
+			System.out.printf("load: %d streams completed, %d failed as asked (engine error, refused), %d failed%n",
+					load.completed(), load.faults(), load.failed());
 		}
 		for (GenericContainer<?> container : new GenericContainer<?>[] { prometheus, tokengap, simulator }) {
 			if (container != null) {
@@ -110,6 +112,12 @@ class PrometheusContainerTests {
 		await("streams with a jitter ratio", () -> api.scalar("sum(tokengap_stream_jitter_ratio_count)") > 0);
 		await("a rate over recent scrapes",
 				() -> api.scalar("sum(rate(tokengap_inter_token_latency_seconds_count[1m]))") > 0);
+		await("an engine_error stream (X-Sim-Error-After)",
+				() -> api.scalar("sum(tokengap_streams_total{outcome=\"engine_error\"})") > 0);
+		await("invalid streams (unknown model, max_tokens too large)",
+				() -> api.scalar("sum(tokengap_streams_total{outcome=\"invalid\"})") > 0);
+		await("streams on /v1/responses and /v1/messages", () -> api.scalar(
+				"count(sum by (endpoint) (tokengap_streams_total{endpoint=~\"responses|messages\"}) > 0)") >= 2);
 		await("every alert rule evaluated", () -> !api.alertingRules().isEmpty()
 				&& api.alertingRules().values().stream().allMatch((health) -> health.startsWith("ok")));
 		System.out.printf("scenario in Prometheus after %d ms: %.0f completed streams, %.0f stalls, %.0f preemptions%n",
@@ -165,7 +173,11 @@ class PrometheusContainerTests {
 		assertThat(report.withData).isPositive();
 	}
 
-	/** Resolves namespace, pod and model_name as Grafana does: each variable's label_values query. */
+	/**
+	 * Resolves namespace, pod, model_name and endpoint as Grafana does: each variable's label_values
+	 * query. Of its values the one with the most requests is used, as someone looking at this load
+	 * would pick (the first in order would be the refused unknown model's {@code other}).
+	 */
 	private static Map<String, String> resolveVariables(Dashboard dashboard, Report report) {
 		Map<String, String> values = new LinkedHashMap<>(GRAFANA_BUILTINS);
 		for (var variable : dashboard.variables()) {
@@ -176,12 +188,26 @@ class PrometheusContainerTests {
 			String query = Dashboards.variableQuery(variable);
 			Matcher matcher = LABEL_VALUES.matcher(query);
 			assertThat(matcher.matches()).as("%s: %s", name, query).isTrue();
-			Set<String> found = api.labelValues(PromQl.substitute(matcher.group(1), values), matcher.group(2));
+			String selector = PromQl.substitute(matcher.group(1), values);
+			Set<String> found = api.labelValues(selector, matcher.group(2));
 			report.variable(dashboard.name() + " / $" + name, query, found);
 			assertThat(found).as("values of $%s (%s)", name, query).isNotEmpty();
-			values.put(name, regexEscaped(found.iterator().next()));
+			values.put(name, regexEscaped(busiest(selector, matcher.group(2), found)));
 		}
 		return values;
+	}
+
+	private static String busiest(String selector, String label, Set<String> values) {
+		String busiest = values.iterator().next();
+		double most = -1;
+		for (String value : values) {
+			double requests = api.scalar("sum(" + PromQl.withMatcher(selector, label, value) + ")");
+			if (requests > most) {
+				busiest = value;
+				most = requests;
+			}
+		}
+		return busiest;
 	}
 
 	/** As Grafana escapes a value for a regex matcher, inside a PromQL string. */
