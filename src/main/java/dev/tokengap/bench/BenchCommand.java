@@ -71,7 +71,8 @@ public final class BenchCommand {
 	static Result execute(BenchOptions options, PrintStream err) {
 		String model = (options.model() != null) ? options.model() : firstModel(options);
 		List<RequestPlan.Request> plan = RequestPlan.of(options, model);
-		MetricsComparison comparison = new MetricsComparison(options.tokengapMetrics(), options.engineMetrics());
+		MetricsComparison comparison = new MetricsComparison(options.tokengapMetrics(), options.engineMetrics(),
+				options.endpointLabel());
 		if (comparison.enabled()) {
 			comparison.before();
 		}

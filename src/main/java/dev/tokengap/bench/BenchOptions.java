@@ -5,17 +5,20 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.tokengap.metrics.Endpoint;
+
 /**
  * The options of {@code tokengap bench}, named as {@code vllm bench serve} names them.
  *
  * @param baseUrl where to send requests (tokengap or the engine), e.g. {@code http://127.0.0.1:8080}
- * @param endpoint {@code chat} or {@code completions}
+ * @param endpoint {@code chat}, {@code completions} or {@code responses}
  * @param model the model to ask for; null: the first one {@code /v1/models} lists
  * @param numPrompts requests to send
  * @param requestRate mean requests per second of the Poisson arrivals; infinite: all at once
  * @param maxConcurrency most requests in flight; 0: no limit
  * @param inputLen prompt tokens, drawn uniformly
- * @param outputLen output tokens ({@code max_tokens} with {@code ignore_eos}), drawn uniformly
+ * @param outputLen output tokens ({@code max_tokens} with {@code ignore_eos}; {@code max_output_tokens} for
+ * {@code responses}), drawn uniformly
  * @param seed seed of the arrivals, lengths and prompt words
  * @param goodput the SLOs a good request meets
  * @param stallThresholdMs a gap at or above this is a stall
@@ -31,13 +34,15 @@ record BenchOptions(URI baseUrl, String endpoint, String model, int numPrompts, 
 	static final String USAGE = """
 			usage: tokengap bench --base-url URL [options]
 			  --base-url URL            tokengap (or the engine) to send to, e.g. http://127.0.0.1:8080
-			  --endpoint chat|completions            (default chat)
+			  --endpoint chat|completions|responses
+			                            /v1/chat/completions, /v1/completions or /v1/responses (default chat)
 			  --model NAME              default: the first model /v1/models lists
 			  --num-prompts N           requests to send (default 100)
 			  --request-rate R          mean requests/s, Poisson arrivals; inf = all at once (default inf)
 			  --max-concurrency N       most requests in flight (default: no limit)
 			  --input-len MIN:MAX       prompt tokens, uniform (default 128:128)
-			  --output-len MIN:MAX      output tokens, sent as max_tokens with ignore_eos (default 128:128)
+			  --output-len MIN:MAX      output tokens, sent as max_tokens with ignore_eos, for responses as
+			                            max_output_tokens (default 128:128)
 			  --seed N                  (default 0)
 			  --goodput KEY:MS ...      SLOs, keys ttft, tpot, e2el: a request is good when it meets each
 			  --stall-threshold MS      a gap at or above this is a stall (default 400)
@@ -53,7 +58,16 @@ record BenchOptions(URI baseUrl, String endpoint, String model, int numPrompts, 
 	}
 
 	String path() {
-		return "chat".equals(this.endpoint) ? "/v1/chat/completions" : "/v1/completions";
+		return switch (this.endpoint) {
+			case "chat" -> "/v1/chat/completions";
+			case "responses" -> "/v1/responses";
+			default -> "/v1/completions";
+		};
+	}
+
+	/** The {@code endpoint} label tokengap gives this endpoint's series. */
+	String endpointLabel() {
+		return Endpoint.of(path()).label();
 	}
 
 	/** A uniform range of token counts, {@code MIN:MAX} or one number. */
@@ -170,8 +184,8 @@ record BenchOptions(URI baseUrl, String endpoint, String model, int numPrompts, 
 		private static String endpoint(String value) {
 			String e = value.startsWith("/v1/") ? value.substring(4) : value;
 			e = "chat/completions".equals(e) ? "chat" : e;
-			if (!"chat".equals(e) && !"completions".equals(e)) {
-				throw new IllegalArgumentException("--endpoint must be chat or completions, got " + value);
+			if (!"chat".equals(e) && !"completions".equals(e) && !"responses".equals(e)) {
+				throw new IllegalArgumentException("--endpoint must be chat, completions or responses, got " + value);
 			}
 			return e;
 		}

@@ -4,11 +4,13 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import dev.tokengap.backend.PrometheusTextParser;
+import dev.tokengap.backend.SampleLabels;
 
 /**
  * The cumulative bucket counts of the histograms one scrape showed, summed over every label but
  * {@code le} (PromQL's {@code sum by (le)}), so two scrapes give the buckets of what happened
- * between them.
+ * between them. Optionally only the series with one label value count
+ * ({@code sum by (le) (…{endpoint="responses"})}).
  */
 final class HistogramSnapshot {
 
@@ -19,18 +21,35 @@ final class HistogramSnapshot {
 	}
 
 	static HistogramSnapshot parse(String exposition) {
+		return parse(exposition, null, null);
+	}
+
+	/**
+	 * Parses the buckets of the series whose {@code label} is {@code value}.
+	 * @param label the label to select by, or null for every series
+	 * @param value the value it must have
+	 */
+	static HistogramSnapshot parse(String exposition, String label, String value) {
 		Map<String, TreeMap<Double, Double>> byName = new TreeMap<>();
-		new PrometheusTextParser().parse(exposition, (name, labels, value, timestamp) -> {
+		new PrometheusTextParser().parse(exposition, (name, labels, sampleValue, timestamp) -> {
 			String sample = name.toString();
 			CharSequence le = labels.get("le");
-			if (!sample.endsWith("_bucket") || le == null) {
+			if (!sample.endsWith("_bucket") || le == null || !selected(labels, label, value)) {
 				return;
 			}
 			String family = sample.substring(0, sample.length() - "_bucket".length());
 			double edge = Double.parseDouble(le.toString().replace("Inf", "Infinity"));
-			byName.computeIfAbsent(family, (k) -> new TreeMap<>()).merge(edge, value, Double::sum);
+			byName.computeIfAbsent(family, (k) -> new TreeMap<>()).merge(edge, sampleValue, Double::sum);
 		});
 		return new HistogramSnapshot(byName);
+	}
+
+	private static boolean selected(SampleLabels labels, String label, String value) {
+		if (label == null) {
+			return true;
+		}
+		CharSequence actual = labels.get(label);
+		return actual != null && value.contentEquals(actual);
 	}
 
 	static HistogramSnapshot empty() {

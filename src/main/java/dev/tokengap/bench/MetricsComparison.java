@@ -13,7 +13,9 @@ import reactor.netty.http.client.HttpClient;
  * bucket deltas of its histograms between a scrape before the run and one after it, the way
  * {@code histogram_quantile} does. The client's own values are also put through tokengap's bucket
  * edges and the same estimator, so what differs in that column is the measurement, not the
- * bucketing.
+ * bucketing. Tokengap's side reads only the series of the endpoint the bench drove
+ * ({@code endpoint="responses"} for {@code --endpoint responses}), so other traffic through the
+ * same tokengap does not blur the comparison; the engine's series have no such label.
  */
 final class MetricsComparison {
 
@@ -34,13 +36,21 @@ final class MetricsComparison {
 
 	private final URI engineUrl;
 
+	private final String endpointLabel;
+
 	private HistogramSnapshot tokengapBefore;
 
 	private HistogramSnapshot engineBefore;
 
-	MetricsComparison(URI tokengapUrl, URI engineUrl) {
+	/**
+	 * @param tokengapUrl tokengap's exposition, or null
+	 * @param engineUrl the engine's exposition, or null
+	 * @param endpointLabel the {@code endpoint} label of the series to read on tokengap's side
+	 */
+	MetricsComparison(URI tokengapUrl, URI engineUrl, String endpointLabel) {
 		this.tokengapUrl = tokengapUrl;
 		this.engineUrl = engineUrl;
+		this.endpointLabel = endpointLabel;
 	}
 
 	boolean enabled() {
@@ -48,14 +58,14 @@ final class MetricsComparison {
 	}
 
 	void before() {
-		this.tokengapBefore = scrape(this.tokengapUrl);
-		this.engineBefore = scrape(this.engineUrl);
+		this.tokengapBefore = scrape(this.tokengapUrl, this.endpointLabel);
+		this.engineBefore = scrape(this.engineUrl, null);
 	}
 
 	/** Scrapes again and compares. */
 	Result after(BenchReport report) {
-		HistogramSnapshot tokengap = scrape(this.tokengapUrl);
-		HistogramSnapshot engine = scrape(this.engineUrl);
+		HistogramSnapshot tokengap = scrape(this.tokengapUrl, this.endpointLabel);
+		HistogramSnapshot engine = scrape(this.engineUrl, null);
 		Map<String, Row> rows = new LinkedHashMap<>();
 		Distribution[] client = { report.ttft, report.itl, report.e2el };
 		for (int i = 0; i < ROWS.length; i++) {
@@ -79,7 +89,7 @@ final class MetricsComparison {
 		return result;
 	}
 
-	private HistogramSnapshot scrape(URI url) {
+	private HistogramSnapshot scrape(URI url, String endpoint) {
 		if (url == null) {
 			return HistogramSnapshot.empty();
 		}
@@ -89,7 +99,8 @@ final class MetricsComparison {
 				.responseSingle((response, body) -> (response.status().code() == 200) ? body.asString()
 						: reactor.core.publisher.Mono.error(new IllegalStateException("HTTP " + response.status().code())))
 				.block(Duration.ofSeconds(15));
-			return HistogramSnapshot.parse((text != null) ? text : "");
+			return HistogramSnapshot.parse((text != null) ? text : "", (endpoint != null) ? "endpoint" : null,
+					endpoint);
 		}
 		catch (RuntimeException ex) {
 			System.err.println("bench: could not scrape " + url + ": " + ex.getMessage());

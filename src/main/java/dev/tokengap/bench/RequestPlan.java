@@ -23,7 +23,7 @@ final class RequestPlan {
 	 *
 	 * @param arrivalNanos when to send it, from the start of the run
 	 * @param promptTokens the prompt's length in tokens
-	 * @param maxTokens the output tokens asked for
+	 * @param maxTokens the output tokens asked for ({@code max_tokens}, or {@code max_output_tokens})
 	 * @param body the JSON request body
 	 */
 	record Request(long arrivalNanos, int promptTokens, int maxTokens, String body) {
@@ -62,6 +62,12 @@ final class RequestPlan {
 	}
 
 	static String body(String endpoint, String model, String prompt, int maxTokens) {
+		if ("responses".equals(endpoint)) {
+			// Usage comes in response.completed unasked. Without ignore_eos the engine may stop
+			// before max_output_tokens: TPOT divides by the tokens the stream reports, not those asked.
+			return "{\"model\":" + quote(model) + ",\"input\":" + quote(prompt) + ",\"max_output_tokens\":" + maxTokens
+					+ ",\"stream\":true}";
+		}
 		String common = "\"model\":" + quote(model) + ",\"max_tokens\":" + maxTokens
 				+ ",\"ignore_eos\":true,\"stream\":true,\"stream_options\":{\"include_usage\":true}";
 		if ("chat".equals(endpoint)) {

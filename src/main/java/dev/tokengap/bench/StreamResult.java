@@ -5,12 +5,15 @@ import java.util.Arrays;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.ByteProcessor;
 
+import dev.tokengap.metrics.StreamOutcome;
 import dev.tokengap.sse.SseEventKind;
 import dev.tokengap.sse.SseEventScanner;
 
 /**
  * What one streamed request saw: when it was sent, when each content event arrived (one clock
  * read per read from the socket, shared by the events that read completed) and how it ended.
+ * A body that ends cleanly is judged by the proxy's own rule ({@link StreamOutcome#ofBody}), so
+ * the bench's successful requests are exactly the streams tokengap counts {@code completed}.
  * Filled by one connection's event loop, read once the request is over.
  */
 final class StreamResult implements ByteProcessor {
@@ -40,6 +43,8 @@ final class StreamResult implements ByteProcessor {
 	private long completionTokens = -1;
 
 	private boolean sawDone;
+
+	private boolean sawFailure;
 
 	private String error;
 
@@ -76,7 +81,7 @@ final class StreamResult implements ByteProcessor {
 				this.sawDone = true;
 				this.endNanos = this.readNanos;
 			}
-			case ERROR -> fail("in-band error event");
+			case ERROR -> this.sawFailure = true;
 			default -> {
 			}
 		}
@@ -101,12 +106,19 @@ final class StreamResult implements ByteProcessor {
 		if (this.endNanos < 0) {
 			this.endNanos = this.readNanos;
 		}
-		if (this.error == null && !this.sawDone) {
-			fail("stream ended without its end marker ([DONE], response.completed, message_stop)");
+		if (StreamOutcome.ofBody(this.sawFailure, this.sawDone, this.contentEvents) != StreamOutcome.COMPLETED) {
+			fail(engineError());
 		}
-		if (this.error == null && this.contentEvents == 0) {
-			fail("no content event");
+	}
+
+	private String engineError() {
+		if (this.sawFailure) {
+			return "in-band error event";
 		}
+		if (!this.sawDone) {
+			return "stream ended without its end marker ([DONE], response.completed, message_stop)";
+		}
+		return "no content event";
 	}
 
 	void fail(String reason) {
@@ -131,7 +143,10 @@ final class StreamResult implements ByteProcessor {
 		return (this.endNanos - this.startNanos) / 1e6;
 	}
 
-	/** Tokens: {@code usage.completion_tokens} when the stream carried it, else content events. */
+	/**
+	 * Tokens: the usage the stream carried ({@code usage.completion_tokens}, or
+	 * {@code response.usage.output_tokens}), else content events.
+	 */
 	long outputTokens() {
 		return (this.completionTokens >= 0) ? this.completionTokens : this.contentEvents;
 	}

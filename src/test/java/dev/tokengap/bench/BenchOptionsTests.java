@@ -28,6 +28,33 @@ class BenchOptionsTests {
 	}
 
 	@Test
+	void eachEndpointHasItsPathAndTokengapsLabel() {
+		BenchOptions chat = BenchOptions.parse("--base-url", "http://x");
+		assertThat(chat.endpoint()).isEqualTo("chat");
+		assertThat(chat.path()).isEqualTo("/v1/chat/completions");
+		assertThat(chat.endpointLabel()).isEqualTo("chat_completions");
+		BenchOptions completions = BenchOptions.parse("--base-url", "http://x", "--endpoint", "/v1/completions");
+		assertThat(completions.path()).isEqualTo("/v1/completions");
+		assertThat(completions.endpointLabel()).isEqualTo("completions");
+		BenchOptions responses = BenchOptions.parse("--base-url", "http://x", "--endpoint=responses");
+		assertThat(responses.path()).isEqualTo("/v1/responses");
+		assertThat(responses.endpointLabel()).isEqualTo("responses");
+		assertThat(BenchOptions.parse("--base-url", "http://x", "--endpoint", "/v1/responses").endpoint())
+			.isEqualTo("responses");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> BenchOptions.parse("--base-url", "http://x", "--endpoint", "messages"))
+			.withMessageContaining("chat, completions or responses");
+	}
+
+	@Test
+	void aResponsesRequestAsksForMaxOutputTokensOfItsInput() {
+		assertThat(RequestPlan.body("responses", "m", "the cat ", 32))
+			.isEqualTo("{\"model\":\"m\",\"input\":\"the cat \",\"max_output_tokens\":32,\"stream\":true}");
+		assertThat(RequestPlan.body("chat", "m", "the cat ", 32)).contains("\"max_tokens\":32", "\"ignore_eos\":true",
+				"\"messages\":[{\"role\":\"user\",\"content\":\"the cat \"}]");
+	}
+
+	@Test
 	void rejectsWhatVllmWouldReject() {
 		assertThatIllegalArgumentException().isThrownBy(() -> BenchOptions.parse("--num-prompts", "5"))
 			.withMessageContaining("--base-url");
