@@ -13,6 +13,7 @@ import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Errors before the response is committed: the engine's own errors pass through untouched;
@@ -56,6 +57,10 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.headers().get("content-type")).isEqualTo("application/json");
 		assertThat(recording.text()).startsWith("{\"error\":{\"message\":\"The engine sent no response headers within")
 			.contains("\"type\":\"GatewayTimeoutError\"", "\"code\":504");
+		// It asked to stream: tokengap's own 504 is a stream that timed out (contract v2).
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+				.value("tokengap_streams_total", "model_name", "m-err", "outcome", "upstream_timeout")).isEqualTo(1));
 	}
 
 	@Test

@@ -9,6 +9,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 
 import dev.tokengap.metrics.ModelLabels;
+import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
@@ -49,9 +50,12 @@ class ProxyFailureIntegrationTests extends ScriptedUpstreamTests {
 					"{\"error\":{\"message\":\"\",\"type\":\"InternalServerError\",\"param\":null,\"code\":500}}");
 		}
 		assertThat(upstream.received()).as("nothing was forwarded").isEmpty();
-		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
-				.value("tokengap_requests_total", "status", "500")).isEqualTo(20));
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+			PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+			assertThat(metrics.value("tokengap_requests_total", "status", "500")).isEqualTo(20);
+			// Each asked to stream and failed inside tokengap: a stream, with the outcome of its 500.
+			assertThat(metrics.value("tokengap_streams_total", "outcome", "upstream_error")).isEqualTo(20);
+		});
 	}
 
 }

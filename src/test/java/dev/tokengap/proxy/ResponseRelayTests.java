@@ -1,5 +1,8 @@
 package dev.tokengap.proxy;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -12,6 +15,7 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.EncoderException;
 import io.netty.util.ReferenceCountUtil;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -21,6 +25,7 @@ import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.Endpoint;
 import dev.tokengap.metrics.ExchangeRecorder;
 import dev.tokengap.metrics.TokengapMeters;
+import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.timing.NanoClock;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -33,8 +38,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class ResponseRelayTests {
 
-	private final TokengapMeters meters = new TokengapMeters(new PrometheusRegistry(), BucketEdges.VLLM_V1,
-			400_000_000L, NanoClock.SYSTEM);
+	private final PrometheusRegistry registry = new PrometheusRegistry();
+
+	private final TokengapMeters meters = new TokengapMeters(this.registry, BucketEdges.VLLM_V1, 400_000_000L,
+			NanoClock.SYSTEM);
 
 	@Test
 	void aWriteThatFailsWithoutClosingTheConnectionEndsTheStreamUntimed() {
@@ -52,6 +59,9 @@ class ResponseRelayTests {
 				.verify(Duration.ofSeconds(5));
 			assertThat(recorder.timer().contentEvents()).as("only the event that reached the client").isEqualTo(1);
 			assertThat(client.isOpen()).as("the broken connection is closed").isFalse();
+			recorder.close(System.nanoTime(), false);
+			assertThat(scrape().value("tokengap_streams_total", "outcome", "upstream_error")).isEqualTo(1);
+			assertThat(scrape().value("tokengap_streams_total")).as("exactly one outcome").isEqualTo(1);
 			assertThatThrownBy(client::checkException).isInstanceOf(EncoderException.class);
 			ByteBuf written = client.readOutbound();
 			assertThat(written.toString(StandardCharsets.UTF_8)).contains("one");
@@ -85,6 +95,17 @@ class ResponseRelayTests {
 			events.forEach(ReferenceCountUtil::safeRelease);
 			client.finishAndReleaseAll();
 		}
+	}
+
+	private PrometheusText scrape() {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		try {
+			PrometheusTextFormatWriter.create().write(out, this.registry.scrape());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		return new PrometheusText(out.toString(StandardCharsets.UTF_8));
 	}
 
 	private static ByteBuf event(String text) {

@@ -2,6 +2,7 @@ package dev.tokengap.proxy;
 
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
@@ -15,6 +16,7 @@ import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A dead engine: every request gets a 502 in vLLM's error shape, fast.
@@ -49,6 +51,11 @@ class UpstreamDownIntegrationTests {
 			.contains("\"type\":\"BadGatewayError\"", "\"param\":null", "\"code\":502");
 		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", "endpoint",
 				"chat_completions", "status", "502")).isEqualTo(1);
+		// It asked to stream: tokengap's own 502 is a stream that failed (contract v2).
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+				.value("tokengap_streams_total", "endpoint", "chat_completions", "outcome", "upstream_error"))
+				.isEqualTo(1));
 	}
 
 }
