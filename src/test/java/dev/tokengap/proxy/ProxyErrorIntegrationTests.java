@@ -70,6 +70,9 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.status()).isEqualTo(413);
 		assertThat(recording.text()).contains("\"type\":\"RequestEntityTooLargeError\"", "\"code\":413");
 		assertThat(upstream.received("/v1/chat/completions")).as("nothing forwarded").isEmpty();
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+				.value("tokengap_requests_total", "model_name", "unknown", "status", "413")).isEqualTo(1));
 	}
 
 	@Test
