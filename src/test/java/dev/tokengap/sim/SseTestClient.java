@@ -38,7 +38,13 @@ final class SseTestClient {
 	record Event(long nanos, String raw) {
 
 		String data() {
-			return this.raw.startsWith("data: ") ? this.raw.substring(6) : this.raw;
+			int data = this.raw.indexOf("data: ");
+			return (data >= 0) ? this.raw.substring(data + 6) : this.raw;
+		}
+
+		/** The {@code event:} field, or {@code null} for a {@code data:}-only event. */
+		String type() {
+			return this.raw.startsWith("event: ") ? this.raw.substring(7, this.raw.indexOf('\n')) : null;
 		}
 
 		boolean done() {
