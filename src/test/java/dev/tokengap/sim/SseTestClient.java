@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
@@ -13,6 +14,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.ByteBufFlux;
 import reactor.netty.http.client.HttpClient;
+import reactor.netty.http.client.HttpClientForm;
 import reactor.netty.http.client.HttpClientResponse;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -99,11 +101,24 @@ final class SseTestClient {
 		return exchange(HttpMethod.DELETE, path, null, Map.of());
 	}
 
+	/** A {@code multipart/form-data} POST, as the audio endpoints take. */
+	Exchange postForm(String path, Consumer<HttpClientForm> form, Map<String, String> headers) {
+		HttpClient.ResponseReceiver<?> sender = this.client.headers((h) -> headers.forEach(h::set))
+			.post()
+			.uri(path)
+			.sendForm((request, f) -> form.accept(f.multipart(true)));
+		return exchange(sender);
+	}
+
 	Exchange exchange(HttpMethod method, String path, String body, Map<String, String> headers) {
+		return exchange(request(method, path, body, headers));
+	}
+
+	private Exchange exchange(HttpClient.ResponseReceiver<?> receiver) {
 		Recorder recorder = new Recorder();
 		Throwable error = null;
 		try {
-			request(method, path, body, headers)
+			receiver
 				.response((response, content) -> recorder.record(response, content.asString(StandardCharsets.UTF_8)))
 				.blockLast(TIMEOUT);
 		}
