@@ -57,18 +57,15 @@ final class AudioHandler {
 		String requestId = request.requestHeaders().get("X-Request-Id");
 		String id = idPrefix + ((requestId != null) ? requestId : CompletionHandler.randomId());
 		SequenceGroup group = new SequenceGroup(this.engine, (requestId != null) ? requestId : id, call, faults);
-		try {
-			group.submit();
-		}
-		catch (InvalidRequestException ex) {
-			return CompletionHandler.sendError(response, ex);
-		}
-		Flux<ChoiceOutput> outputs = group.outputs(response);
-		if (call.stream()) {
-			AudioStream shape = new AudioStream(call, id, object, System.currentTimeMillis() / 1000,
-					this.engine.properties().model());
-			return SseResponder.stream(response, outputs, shape, faults);
-		}
+		AudioStream shape = new AudioStream(call, id, object, System.currentTimeMillis() / 1000,
+				this.engine.properties().model());
+		return group.answer(response,
+				(outputs) -> call.stream() ? SseResponder.stream(response, outputs, shape, faults)
+						: whole(response, outputs, form),
+				(ex) -> CompletionHandler.sendError(response, ex));
+	}
+
+	private static Mono<Void> whole(HttpServerResponse response, Flux<ChoiceOutput> outputs, AudioForm form) {
 		return CompletionHandler.sendJson(response, outputs.map((output) -> output.token().text())
 			.collect(StringBuilder::new, StringBuilder::append)
 			.map((text) -> "{\"text\":" + OpenAiJson.quote(text) + ",\"usage\":{\"type\":\"duration\",\"seconds\":"

@@ -29,8 +29,8 @@ final class AudioStream implements StreamShape {
 	public List<String> of(ChoiceOutput output) {
 		TokenOutput token = output.token();
 		this.completionTokens = token.completionTokens();
-		String end = token.last() ? ",\"finish_reason\":" + OpenAiJson.quote(token.finishReason()) + ",\"stop_reason\":null"
-				: "";
+		String end = token.last()
+				? ",\"finish_reason\":" + OpenAiJson.quote(token.finishReason()) + ",\"stop_reason\":null" : "";
 		String usage = this.request.continuousUsage() ? "," + usage(token.completionTokens()) : "";
 		return List.of(event(this.head + "\"choices\":[{\"delta\":{\"content\":" + OpenAiJson.quote(token.text())
 				+ "}" + end + "}]" + usage + "}"));

@@ -57,15 +57,10 @@ final class CompletionHandler {
 		OpenAiJson json = new OpenAiJson(call, plan, id, System.currentTimeMillis() / 1000,
 				this.engine.properties().model());
 		SequenceGroup group = new SequenceGroup(this.engine, (requestId != null) ? requestId : id, call, faults);
-		try {
-			group.submit();
-		}
-		catch (InvalidRequestException ex) {
-			return sendError(response, ex);
-		}
-		Flux<ChoiceOutput> outputs = group.outputs(response);
-		return call.stream() ? SseResponder.stream(response, outputs, new OpenAiStream(json), faults)
-				: whole(response, outputs, json);
+		return group.answer(response,
+				(outputs) -> call.stream() ? SseResponder.stream(response, outputs, new OpenAiStream(json), faults)
+						: whole(response, outputs, json),
+				(ex) -> sendError(response, ex));
 	}
 
 	private static Mono<Void> whole(HttpServerResponse response, Flux<ChoiceOutput> outputs, OpenAiJson json) {

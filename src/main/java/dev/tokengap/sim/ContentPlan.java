@@ -12,7 +12,9 @@ record ContentPlan(int reasoningTokens, String toolName) {
 	static ContentPlan of(CompletionRequest call, FaultHeaders faults, SimulatorProperties properties) {
 		int reasoning = (faults.reasoningTokens() >= 0) ? faults.reasoningTokens()
 				: (int) (properties.reasoningShare() * call.maxTokens());
-		return new ContentPlan(Math.min(reasoning, call.maxTokens()), call.toolName());
+		// A forced tool call keeps at least one token for its arguments.
+		int limit = (call.toolName() != null) ? call.maxTokens() - 1 : call.maxTokens();
+		return new ContentPlan(Math.min(reasoning, limit), call.toolName());
 	}
 
 	boolean reasoning(int index) {

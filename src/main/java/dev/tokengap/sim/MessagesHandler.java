@@ -42,16 +42,13 @@ final class MessagesHandler {
 		MessagesJson json = new MessagesJson(call, ContentPlan.of(call, faults, this.engine.properties()), id,
 				this.engine.properties().model());
 		SequenceGroup group = new SequenceGroup(this.engine, (requestId != null) ? requestId : id, call, faults);
-		try {
-			group.submit();
-		}
-		catch (InvalidRequestException ex) {
-			return sendError(response, ex);
-		}
-		Flux<ChoiceOutput> outputs = group.outputs(response);
-		if (call.stream()) {
-			return SseResponder.stream(response, outputs, new MessagesStream(json), faults);
-		}
+		return group.answer(response,
+				(outputs) -> call.stream() ? SseResponder.stream(response, outputs, new MessagesStream(json), faults)
+						: whole(response, outputs, json),
+				(ex) -> sendError(response, ex));
+	}
+
+	private static Mono<Void> whole(HttpServerResponse response, Flux<ChoiceOutput> outputs, MessagesJson json) {
 		return CompletionHandler.sendJson(response,
 				outputs.map(ChoiceOutput::token).collectList().map(json::fullMessage));
 	}

@@ -86,8 +86,8 @@ final class MessagesJson {
 			case 503 -> "overloaded_error";
 			default -> "api_error";
 		};
-		return "{\"type\":\"error\",\"error\":{\"type\":\"" + type + "\",\"message\":" + OpenAiJson.quote(ex.getMessage())
-				+ "}}";
+		return "{\"type\":\"error\",\"error\":{\"type\":\"" + type + "\",\"message\":"
+				+ OpenAiJson.quote(ex.getMessage()) + "}}";
 	}
 
 	/** The in-band error event's JSON, written with Python's {@code json.dumps} spacing. */

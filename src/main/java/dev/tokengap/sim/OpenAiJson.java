@@ -82,8 +82,9 @@ final class OpenAiJson {
 	String textChunk(ChoiceOutput output) {
 		TokenOutput token = output.token();
 		StringBuilder json = new StringBuilder(this.head.length() + 200).append(this.head);
-		json.append("\"choices\":[{\"index\":").append(output.choice()).append(",\"text\":").append(quote(token.text()));
-		json.append(",\"logprobs\":null,\"finish_reason\":").append(token.last() ? quote(token.finishReason()) : "null");
+		json.append("\"choices\":[{\"index\":").append(output.choice());
+		json.append(",\"text\":").append(quote(token.text())).append(",\"logprobs\":null,\"finish_reason\":");
+		json.append(token.last() ? quote(token.finishReason()) : "null");
 		json.append(",\"stop_reason\":null,\"prompt_token_ids\":null,\"token_ids\":null}]");
 		if (this.request.continuousUsage()) {
 			json.append(',').append(usage(token.completionTokens(), true));
@@ -128,8 +129,10 @@ final class OpenAiJson {
 			}
 		}
 		TokenOutput last = tokens.get(tokens.size() - 1);
-		String toolCalls = this.plan.calls() ? "[{\"id\":" + quote(toolCallId()) + ",\"type\":\"function\",\"function\":"
-				+ "{\"name\":" + quote(this.plan.toolName()) + ",\"arguments\":" + quote(content) + "}}]" : "[]";
+		String toolCalls = this.plan.calls()
+				? "[{\"id\":" + quote(toolCallId()) + ",\"type\":\"function\",\"function\":{\"name\":"
+						+ quote(this.plan.toolName()) + ",\"arguments\":" + quote(content) + "}}]"
+				: "[]";
 		String text = (this.plan.calls() || content.isEmpty()) ? "null" : quote(content);
 		return "{\"index\":" + index + ",\"message\":{\"role\":\"assistant\",\"content\":" + text
 				+ ",\"refusal\":null,\"annotations\":null,\"audio\":null,\"function_call\":null,\"tool_calls\":"
@@ -141,8 +144,9 @@ final class OpenAiJson {
 	private static String fullTextChoice(int index, List<TokenOutput> tokens) {
 		StringBuilder text = new StringBuilder();
 		tokens.forEach((token) -> text.append(token.text()));
+		String finishReason = quote(tokens.get(tokens.size() - 1).finishReason());
 		return "{\"index\":" + index + ",\"text\":" + quote(text) + ",\"logprobs\":null,\"finish_reason\":"
-				+ quote(tokens.get(tokens.size() - 1).finishReason()) + ",\"stop_reason\":null,\"prompt_logprobs\":null}";
+				+ finishReason + ",\"stop_reason\":null,\"prompt_logprobs\":null}";
 	}
 
 	/** A tool call id as vLLM makes them: {@code chatcmpl-tool-} and a random hex uuid. */

@@ -46,16 +46,13 @@ final class ResponsesHandler {
 		ResponsesJson json = new ResponsesJson(call, ContentPlan.of(call, faults, this.engine.properties()), id,
 				System.currentTimeMillis() / 1000, this.engine.properties().model());
 		SequenceGroup group = new SequenceGroup(this.engine, (traceId != null) ? traceId : id, call, faults);
-		try {
-			group.submit();
-		}
-		catch (InvalidRequestException ex) {
-			return CompletionHandler.sendError(response, ex);
-		}
-		Flux<ChoiceOutput> outputs = group.outputs(response);
-		if (call.stream()) {
-			return SseResponder.stream(response, outputs, new ResponsesStream(json), faults);
-		}
+		return group.answer(response,
+				(outputs) -> call.stream() ? SseResponder.stream(response, outputs, new ResponsesStream(json), faults)
+						: whole(response, outputs, json),
+				(ex) -> CompletionHandler.sendError(response, ex));
+	}
+
+	private static Mono<Void> whole(HttpServerResponse response, Flux<ChoiceOutput> outputs, ResponsesJson json) {
 		return CompletionHandler.sendJson(response,
 				outputs.map(ChoiceOutput::token).collectList().map(json::fullResponse));
 	}

@@ -66,7 +66,8 @@ final class ResponsesJson {
 	}
 
 	static String textPart(String text) {
-		return "{\"annotations\":[],\"text\":" + OpenAiJson.quote(text) + ",\"type\":\"output_text\",\"logprobs\":null}";
+		return "{\"annotations\":[],\"text\":" + OpenAiJson.quote(text)
+				+ ",\"type\":\"output_text\",\"logprobs\":null}";
 	}
 
 	static String reasoningItem(String itemId, String status, String text) {

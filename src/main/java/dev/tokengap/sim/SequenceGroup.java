@@ -5,10 +5,12 @@ import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.http.server.HttpServerResponse;
@@ -40,8 +42,25 @@ final class SequenceGroup {
 	}
 
 	/**
-	 * Hands every sequence to the engine; when it refuses one (admission limit), the
-	 * ones already in are aborted and the refusal is thrown.
+	 * Submits the sequences and answers with their outputs, or, when the engine refuses
+	 * the request (its admission limit: 503), with that refusal.
+	 * @param answer writes the response from the outputs on the response's event loop
+	 * @param refusal writes the error response
+	 */
+	Mono<Void> answer(HttpServerResponse response, Function<Flux<ChoiceOutput>, Mono<Void>> answer,
+			Function<InvalidRequestException, Mono<Void>> refusal) {
+		try {
+			submit();
+		}
+		catch (InvalidRequestException ex) {
+			return refusal.apply(ex);
+		}
+		return answer.apply(outputs(response));
+	}
+
+	/**
+	 * Hands every sequence to the engine; when it refuses one, the ones already in are
+	 * aborted and the refusal is thrown.
 	 */
 	void submit() {
 		for (int i = 0; i < this.sequences.size(); i++) {

@@ -14,7 +14,7 @@ final class ToolChoice {
 
 	static String forcedName(JsonNode root) {
 		JsonNode choice = root.get("tool_choice");
-		if (choice == null || choice.isNull() || "auto".equals(choice.asString("")) || "none".equals(choice.asString(""))) {
+		if (choice == null || choice.isNull() || choice.isString() && !"required".equals(choice.stringValue())) {
 			return null;
 		}
 		JsonNode tools = root.path("tools");

@@ -98,4 +98,57 @@ class RealClientsIntegrationTests {
 		// TODO(core): assert TTFT/ITL/outcome in the exposition (endpoint="messages")
 	}
 
+	@Test
+	void openAiJavaClientReadsVllmsReasoningItemThroughTokengap() {
+		OpenAIClient client = OpenAIOkHttpClient.builder()
+			.baseUrl("http://127.0.0.1:" + this.port + "/v1")
+			.apiKey("not-needed")
+			.build();
+		ResponseCreateParams params = ResponseCreateParams.builder()
+			.model(MODEL)
+			.input("Think, then answer.")
+			.maxOutputTokens(8)
+			.putAdditionalHeader("X-Sim-Reasoning-Tokens", "3")
+			.build();
+		StringBuilder reasoning = new StringBuilder();
+		StringBuilder text = new StringBuilder();
+		List<String> unknownToTheSdk = new ArrayList<>();
+		try (StreamResponse<ResponseStreamEvent> stream = client.responses().createStreaming(params)) {
+			stream.stream().forEach((event) -> {
+				// vLLM's response.reasoning_part.* events are its own, not OpenAI's.
+				if (!event.isValid()) {
+					unknownToTheSdk.add(String.valueOf(event._json().orElseThrow()));
+				}
+				event.reasoningTextDelta().ifPresent((delta) -> reasoning.append(delta.delta()));
+				event.outputTextDelta().ifPresent((delta) -> text.append(delta.delta()));
+			});
+		}
+		assertThat(reasoning.toString().split(" ")).hasSize(3);
+		assertThat(text.toString().split(" ")).hasSize(5);
+		assertThat(unknownToTheSdk).hasSize(2).allSatisfy((type) -> assertThat(type).contains("reasoning_part"));
+	}
+
+	@Test
+	void anthropicJavaClientAccumulatesAThinkingBlockThroughTokengap() {
+		AnthropicClient client = AnthropicOkHttpClient.builder()
+			.baseUrl("http://127.0.0.1:" + this.port)
+			.apiKey("not-needed")
+			.build();
+		MessageCreateParams params = MessageCreateParams.builder()
+			.model(MODEL)
+			.maxTokens(8)
+			.addUserMessage("Think, then answer.")
+			.putAdditionalHeader("X-Sim-Reasoning-Tokens", "3")
+			.build();
+		MessageAccumulator accumulator = MessageAccumulator.create();
+		try (com.anthropic.core.http.StreamResponse<RawMessageStreamEvent> stream = client.messages()
+			.createStreaming(params)) {
+			stream.stream().forEach((event) -> accumulator.accumulate(event.validate()));
+		}
+		Message message = accumulator.message();
+		assertThat(message.content()).hasSize(2);
+		assertThat(message.content().get(0).asThinking().thinking().split(" ")).hasSize(3);
+		assertThat(message.content().get(1).asText().text().split(" ")).hasSize(5);
+	}
+
 }
