@@ -93,8 +93,9 @@ class ResponsesHandlerTests {
 		long inProgress = events.get(1).nanos() - exchange.startNanos();
 		long firstDelta = events.get(4).nanos() - exchange.startNanos();
 		assertThat(events.get(1).type()).isEqualTo("response.in_progress");
-		assertThat(inProgress).isLessThan(TimeUnit.MILLISECONDS.toNanos(300));
 		assertThat(firstDelta).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(600));
+		assertThat(firstDelta - inProgress).as("in_progress came well before the prefill ended")
+			.isGreaterThan(TimeUnit.MILLISECONDS.toNanos(300));
 		JsonNode created = events.get(0).json().path("response");
 		assertThat(created.path("status").stringValue()).isEqualTo("in_progress");
 		assertThat(created.path("usage").isNull()).isTrue();
@@ -157,6 +158,16 @@ class ResponsesHandlerTests {
 			.stringValue();
 		List<SseTestClient.Event> events = client.post(RESPONSES, responsesBody("\"same\"", 7, true)).events();
 		assertThat(byType(events, "response.output_text.done").path("text").stringValue()).isEqualTo(whole);
+	}
+
+	@Test
+	void resetAfterCutsTheResponsesStreamBeforeResponseCompleted() {
+		SseTestClient.Exchange exchange = client.post(RESPONSES, responsesBody("\"cut\"", 20, true),
+				Map.of(FaultHeaders.RESET_AFTER, "1"));
+		assertThat(exchange.error()).isNotNull();
+		assertThat(exchange.events()).extracting(SseTestClient.Event::type)
+			.endsWith("response.output_text.delta", "response.output_text.delta")
+			.doesNotContain("response.completed", "response.failed");
 	}
 
 	@Test

@@ -114,6 +114,18 @@ class StreamShapesTests {
 	}
 
 	@Test
+	void nonStreamingResponsesAndMessagesCarryTheReasoningAsItsOwnItemAndBlock() {
+		JsonNode output = client.post(RESPONSES, responsesBody("\"think\"", 5, false), TWO_REASONING)
+			.json()
+			.path("output");
+		assertThat(output).extracting((item) -> item.path("type").stringValue()).containsExactly("reasoning", "message");
+		assertThat(output.path(0).path("content").path(0).path("text").stringValue().split(" ")).hasSize(2);
+		JsonNode content = client.post(MESSAGES, messagesBody("think", 5, false), TWO_REASONING).json().path("content");
+		assertThat(content).extracting((block) -> block.path("type").stringValue()).containsExactly("thinking", "text");
+		assertThat(content.path(1).path("text").stringValue().split(" ")).hasSize(3);
+	}
+
+	@Test
 	void requiredToolChoiceStreamsToolCallDeltasAsVllm() {
 		String tools = ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":{}}}],"
 				+ "\"tool_choice\":\"required\"";
