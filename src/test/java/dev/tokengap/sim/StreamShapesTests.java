@@ -188,13 +188,13 @@ class StreamShapesTests {
 	void twoChatChoicesInterleaveInEngineStepOrderAfterAPreludePerChoice() {
 		String options = ",\"n\":2,\"stream_options\":{\"include_usage\":true,\"continuous_usage_stats\":true}";
 		List<SseTestClient.Event> events = client
-			.post(CHAT, chatBody("two of them", 6, true, options), Map.of("X-Request-Id", "two-chat"))
+			.post(CHAT, chatBody("two of them", 20, true, options), Map.of("X-Request-Id", "two-chat"))
 			.events();
-		assertThat(events).hasSize(2 + 2 * 6 + 1 + 1);
+		assertThat(events).hasSize(2 + 2 * 20 + 1 + 1);
 		assertThat(events.subList(0, 2)).extracting(StreamShapesTests::choiceIndex).containsExactly(0, 1);
 		assertThat(events.subList(0, 2)).extracting((event) -> event.json().path("choices").path(0).path("delta"))
 			.allSatisfy((delta) -> assertThat(delta.path("role").stringValue()).isEqualTo("assistant"));
-		List<SseTestClient.Event> chunks = events.subList(2, 14);
+		List<SseTestClient.Event> chunks = events.subList(2, 42);
 		assertInEngineStepOrder(chunks, "two-chat");
 		assertThat(chunks.stream().map(StreamShapesTests::choiceIndex).toList().indexOf(1)).as("interleaved")
 			.isLessThan(chunks.stream().map(StreamShapesTests::choiceIndex).toList().lastIndexOf(0));
@@ -204,10 +204,10 @@ class StreamShapesTests {
 			assertThat(chunk.json().path("usage").path("completion_tokens").intValue()).as("that choice's count")
 				.isEqualTo(++seen[choice]);
 		}
-		assertThat(events.get(14).json().path("usage").path("completion_tokens").intValue()).isEqualTo(12);
-		assertThat(events.get(15).done()).isTrue();
-		assertThat(server.engine().trace("0_two-chat")).hasSize(6);
-		assertThat(server.engine().trace("1_two-chat")).hasSize(6);
+		assertThat(events.get(42).json().path("usage").path("completion_tokens").intValue()).isEqualTo(40);
+		assertThat(events.get(43).done()).isTrue();
+		assertThat(server.engine().trace("0_two-chat")).hasSize(20);
+		assertThat(server.engine().trace("1_two-chat")).hasSize(20);
 	}
 
 	/** Each chunk's token was produced in a step no earlier than the previous chunk's. */
