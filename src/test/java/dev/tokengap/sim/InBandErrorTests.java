@@ -140,6 +140,15 @@ class InBandErrorTests {
 	}
 
 	@Test
+	void messagesErrorBeforeTheFirstTokenIsAnErrorEventAlone() {
+		SseTestClient.Exchange exchange = client.post(MESSAGES, messagesBody("dropped", 500, true),
+				Map.of(FaultHeaders.ERROR_BEFORE_FIRST, "true", "X-Request-Id", "msg-dropped"));
+		assertThat(exchange.events()).extracting(SseTestClient.Event::type).containsExactly("error");
+		assertThat(exchange.events().get(0).json().path("error").path("type").stringValue()).isEqualTo("api_error");
+		assertAborted("msg-dropped", 500);
+	}
+
+	@Test
 	void badErrorHeaderIsBadRequest() {
 		assertThat(client.post(CHAT, chatBody("x", 2), Map.of(FaultHeaders.ERROR_BEFORE_FIRST, "maybe")).status())
 			.isEqualTo(400);
