@@ -1,5 +1,6 @@
 package dev.tokengap.proxy;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -18,9 +19,13 @@ import com.openai.models.responses.ResponseStreamEvent;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
+import dev.tokengap.testsupport.PrometheusText;
+
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The vendors' own Java clients against tokengap in demo mode (its in-process simulator
@@ -37,6 +42,9 @@ class RealClientsIntegrationTests {
 	@LocalServerPort
 	int port;
 
+	@LocalManagementPort
+	int managementPort;
+
 	@Test
 	void openAiJavaClientStreamsAWholeResponsesCallThroughTokengap() {
 		OpenAIClient client = OpenAIOkHttpClient.builder()
@@ -48,6 +56,7 @@ class RealClientsIntegrationTests {
 			.input("Write a short poem about latency.")
 			.maxOutputTokens(12)
 			.build();
+		StreamCounts before = counts("responses");
 		StringBuilder text = new StringBuilder();
 		List<Response> completed = new ArrayList<>();
 		try (StreamResponse<ResponseStreamEvent> stream = client.responses().createStreaming(params)) {
@@ -63,7 +72,7 @@ class RealClientsIntegrationTests {
 		Response whole = client.responses().create(params).validate();
 		String wholeText = whole.output().get(0).asMessage().content().get(0).asOutputText().text();
 		assertThat(text).hasToString(wholeText);
-		// TODO(core): assert TTFT/ITL/outcome in the exposition (endpoint="responses")
+		assertOneCompletedStream("responses", before, 12);
 	}
 
 	@Test
@@ -77,6 +86,7 @@ class RealClientsIntegrationTests {
 			.maxTokens(12)
 			.addUserMessage("Write a short poem about latency.")
 			.build();
+		StreamCounts before = counts("messages");
 		StringBuilder text = new StringBuilder();
 		MessageAccumulator accumulator = MessageAccumulator.create();
 		try (com.anthropic.core.http.StreamResponse<RawMessageStreamEvent> stream = client.messages()
@@ -95,7 +105,7 @@ class RealClientsIntegrationTests {
 		assertThat(streamed.stopReason().orElseThrow().asString()).isEqualTo("max_tokens");
 		Message whole = client.messages().create(params);
 		assertThat(text).hasToString(whole.content().get(0).asText().text());
-		// TODO(core): assert TTFT/ITL/outcome in the exposition (endpoint="messages")
+		assertOneCompletedStream("messages", before, 12);
 	}
 
 	@Test
@@ -149,6 +159,34 @@ class RealClientsIntegrationTests {
 		assertThat(message.content()).hasSize(2);
 		assertThat(message.content().get(0).asThinking().thinking().split(" ")).hasSize(3);
 		assertThat(message.content().get(1).asText().text().split(" ")).hasSize(5);
+	}
+
+	/**
+	 * The stream the client just read is in tokengap's exposition: one TTFT, one ITL sample per
+	 * token after the first (the simulator sends one token per event), one completed stream, and
+	 * nothing else counted for the endpoint (the non-streamed call is a request, not a stream).
+	 */
+	private void assertOneCompletedStream(String endpoint, StreamCounts before, int tokens) {
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(counts(endpoint).completed()).isEqualTo(before.completed() + 1));
+		StreamCounts after = counts(endpoint);
+		assertThat(after.streams()).isEqualTo(before.streams() + 1);
+		assertThat(after.ttft()).isEqualTo(before.ttft() + 1);
+		assertThat(after.itl()).isEqualTo(before.itl() + tokens - 1);
+		assertThat(after.requests()).isEqualTo(before.requests() + 2);
+	}
+
+	private StreamCounts counts(String endpoint) {
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
+		String[] e = { "model_name", MODEL, "endpoint", endpoint };
+		return new StreamCounts(metrics.value("tokengap_streams_total", e),
+				metrics.value("tokengap_streams_total", "model_name", MODEL, "endpoint", endpoint, "outcome", "completed"),
+				metrics.value("tokengap_time_to_first_token_seconds_count", e),
+				metrics.value("tokengap_inter_token_latency_seconds_count", e),
+				metrics.value("tokengap_requests_total", e));
+	}
+
+	private record StreamCounts(double streams, double completed, double ttft, double itl, double requests) {
 	}
 
 }
