@@ -13,6 +13,7 @@ import reactor.netty.NettyPipeline;
 import reactor.netty.http.server.HttpServer;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.info.BuildProperties;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.util.unit.DataSize;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -96,10 +97,19 @@ class ProxyConfiguration {
 
 	@Bean
 	TokengapMeters tokengapMeters(PrometheusRegistry registry, MetricsProperties metrics,
-			TokengapProperties properties, NanoClock clock, ObjectProvider<MetricsScraper> scraper) {
-		BucketEdges edges = metrics.edges("auto".equals(metrics.buckets()) ? autoEdges(scraper.getObject()) : null);
-		logger.info("Histogram bucket edges (" + metrics.buckets() + "): " + edges);
-		return new TokengapMeters(registry, edges, properties.stallThreshold().toNanos(), clock);
+			TokengapProperties properties, NanoClock clock, ObjectProvider<MetricsScraper> scraper,
+			ObjectProvider<BuildProperties> build) {
+		BucketEdges read = "auto".equals(metrics.buckets()) ? autoEdges(scraper.getObject()) : null;
+		BucketEdges edges = metrics.edges(read);
+		String profile = metrics.profileInUse(read);
+		logger.info("Histogram bucket edges (" + profile + "): " + edges);
+		TokengapMeters meters = new TokengapMeters(registry, edges, properties.stallThreshold().toNanos(), clock);
+		TokengapMeters.registerBuildInfo(registry, version(build.getIfAvailable()), profile);
+		return meters;
+	}
+
+	private static String version(BuildProperties build) {
+		return (build != null && build.getVersion() != null) ? build.getVersion() : "unknown";
 	}
 
 	private static BucketEdges autoEdges(MetricsScraper scraper) {
@@ -109,7 +119,7 @@ class ProxyConfiguration {
 		if (read == null) {
 			logger.warn("tokengap.metrics.buckets=auto: could not read the engine's bucket edges within "
 					+ AUTO_EDGES_WAIT + "; using vllm-v1");
-			return BucketEdges.VLLM_V1;
+			return null;
 		}
 		logger.info("tokengap.metrics.buckets=auto: using the engine's own bucket edges");
 		return read;

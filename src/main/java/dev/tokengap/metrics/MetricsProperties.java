@@ -27,6 +27,23 @@ public record MetricsProperties(@DefaultValue("vllm-v1") @NotBlank String bucket
 		@DefaultValue("20") @Min(1) int maxModels) {
 
 	/**
+	 * Names the edges in use, for {@code tokengap_build_info}: {@code custom} when any family is
+	 * given explicitly, {@code vllm-v1} when {@code auto} could not read the engine's edges.
+	 * @param autoEdges the edges read from the backend, or null
+	 * @return the profile name
+	 */
+	public String profileInUse(BucketEdges autoEdges) {
+		if (given(this.ttftBuckets) || given(this.itlBuckets) || given(this.requestBuckets)) {
+			return "custom";
+		}
+		return ("auto".equals(this.buckets) && autoEdges == null) ? "vllm-v1" : this.buckets;
+	}
+
+	private static boolean given(List<Double> edges) {
+		return edges != null && !edges.isEmpty();
+	}
+
+	/**
 	 * Resolves the edges from the profile and the per-family overrides.
 	 * @param autoEdges the edges read from the backend, used when the profile is {@code auto}
 	 * @return the edges in use

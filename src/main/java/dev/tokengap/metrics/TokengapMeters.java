@@ -8,6 +8,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 import dev.tokengap.timing.GapObserver;
@@ -60,6 +61,8 @@ public final class TokengapMeters {
 	public static final String GAP_SPIKE = "tokengap_gap_spike_seconds";
 
 	public static final String RECORDING_ERRORS = "tokengap_recording_errors_total";
+
+	public static final String BUILD_INFO = "tokengap_build_info";
 
 	static final String MODEL_NAME = "model_name";
 
@@ -237,6 +240,21 @@ public final class TokengapMeters {
 	 */
 	public void countRequest(String model, Endpoint endpoint, int status) {
 		this.requests.labelValues(model, endpoint.label(), Integer.toString(status)).inc();
+	}
+
+	/**
+	 * Exports {@code tokengap_build_info}: which build runs, with which bucket profile.
+	 * @param registry the registry
+	 * @param version the build's version
+	 * @param bucketProfile the profile in use
+	 */
+	public static void registerBuildInfo(PrometheusRegistry registry, String version, String bucketProfile) {
+		Info.builder()
+			.name(BUILD_INFO)
+			.help("The tokengap build and the bucket profile in use")
+			.labelNames("version", "bucket_profile")
+			.register(registry)
+			.addLabelValues(version, bucketProfile);
 	}
 
 	/**

@@ -1,37 +1,24 @@
 package dev.tokengap.sim;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicReference;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
-import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code POST /v1/chat/completions} and {@code POST /v1/completions}: submits the request
- * to the engine and writes its outputs as vLLM does, one flushed SSE event per engine
- * output.
+ * to the engine, one sequence per choice, and writes its outputs as vLLM does, one
+ * flushed SSE event per choice per engine output.
  */
 final class CompletionHandler {
 
-	static final String EVENT_STREAM = "text/event-stream; charset=utf-8";
-
 	static final String JSON = "application/json";
-
-	private static final String DONE = "data: [DONE]\n\n";
 
 	private final SimEngine engine;
 
@@ -43,19 +30,15 @@ final class CompletionHandler {
 	}
 
 	Mono<Void> chat(HttpServerRequest request, HttpServerResponse response) {
-		return handle(request, response, true);
+		return body(request).flatMap((body) -> respond(request, response, true, body));
 	}
 
 	Mono<Void> completions(HttpServerRequest request, HttpServerResponse response) {
-		return handle(request, response, false);
+		return body(request).flatMap((body) -> respond(request, response, false, body));
 	}
 
-	private Mono<Void> handle(HttpServerRequest request, HttpServerResponse response, boolean chat) {
-		return request.receive()
-			.aggregate()
-			.asString(StandardCharsets.UTF_8)
-			.defaultIfEmpty("")
-			.flatMap((body) -> respond(request, response, chat, body));
+	static Mono<String> body(HttpServerRequest request) {
+		return request.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("");
 	}
 
 	private Mono<Void> respond(HttpServerRequest request, HttpServerResponse response, boolean chat, String body) {
@@ -69,66 +52,30 @@ final class CompletionHandler {
 			return sendError(response, ex);
 		}
 		String requestId = request.requestHeaders().get("X-Request-Id");
-		String id = (chat ? "chatcmpl-" : "cmpl-")
-				+ ((requestId != null) ? requestId : UUID.randomUUID().toString().replace("-", ""));
-		SimSequence sequence = new SimSequence((requestId != null) ? requestId : id, call.promptTokens(),
-				call.maxTokens(), this.engine.vocabulary().textsFor(call.promptText()), faults.engineStallToken(),
-				faults.engineStall().toNanos());
-		OpenAiJson json = new OpenAiJson(call, id, System.currentTimeMillis() / 1000, this.engine.properties().model());
-		this.engine.submit(sequence);
-		// The engine thread only enqueues an output; formatting and writing run on the
-		// connection's event loop, as vLLM's engine core hands outputs to its API server.
-		Flux<TokenOutput> outputs = sequence.outputs()
-			.doOnCancel(() -> this.engine.abort(sequence))
-			.publishOn(eventLoopOf(response));
-		return call.stream() ? stream(response, outputs, json, faults) : whole(response, outputs, json);
+		String id = (chat ? "chatcmpl-" : "cmpl-") + ((requestId != null) ? requestId : randomId());
+		ContentPlan plan = ContentPlan.of(call, faults, this.engine.properties());
+		OpenAiJson json = new OpenAiJson(call, plan, id, System.currentTimeMillis() / 1000,
+				this.engine.properties().model());
+		SequenceGroup group = new SequenceGroup(this.engine, (requestId != null) ? requestId : id, call, faults);
+		return group.answer(response,
+				(outputs) -> call.stream() ? SseResponder.stream(response, outputs, new OpenAiStream(json), faults)
+						: whole(response, outputs, json),
+				(ex) -> sendError(response, ex));
 	}
 
-	private Mono<Void> stream(HttpServerResponse response, Flux<TokenOutput> outputs, OpenAiJson json,
-			FaultHeaders faults) {
-		if (faults.httpStallToken() >= 0) {
-			outputs = outputs.concatMap((output) -> faults.holdsToken(output.index())
-					? Mono.delay(faults.httpStall()).thenReturn(output) : Mono.just(output));
-		}
-		if (faults.resets()) {
-			outputs = outputs.takeUntil((output) -> output.index() >= faults.resetAfterToken());
-		}
-		SseEvents sse = new SseEvents(json, faults);
-		Flux<ByteBuf> events = outputs.concatMapIterable(sse::of)
-			.onErrorResume((ex) -> Flux.just(inBandError(ex), DONE))
-			.map((event) -> ByteBufUtil.writeUtf8(response.alloc(), event));
-		// Headers go out at once, as vLLM's; the first event only follows the prefill.
-		response.status(HttpResponseStatus.OK).header(HttpHeaderNames.CONTENT_TYPE, EVENT_STREAM);
-		Mono<Void> sent = response.sendHeaders().send(events, (buffer) -> true).then();
-		return faults.resets() ? sent.then(Mono.defer(() -> reset(response))) : sent;
+	private static Mono<Void> whole(HttpServerResponse response, Flux<ChoiceOutput> outputs, OpenAiJson json) {
+		return sendJson(response, outputs.collectList().map(json::fullResponse));
 	}
 
-	private Mono<Void> whole(HttpServerResponse response, Flux<TokenOutput> outputs, OpenAiJson json) {
-		return outputs.collectList()
-			.flatMap((list) -> response.status(HttpResponseStatus.OK)
-				.header(HttpHeaderNames.CONTENT_TYPE, JSON)
-				.sendString(Mono.just(json.fullResponse(list)))
-				.then());
+	static Mono<Void> sendJson(HttpServerResponse response, Mono<String> body) {
+		return body.flatMap((json) -> response.status(HttpResponseStatus.OK)
+			.header(HttpHeaderNames.CONTENT_TYPE, JSON)
+			.sendString(Mono.just(json))
+			.then());
 	}
 
-	private static Scheduler eventLoopOf(HttpServerResponse response) {
-		AtomicReference<Executor> eventLoop = new AtomicReference<>();
-		response.withConnection((connection) -> eventLoop.set(connection.channel().eventLoop()));
-		return Schedulers.fromExecutor(eventLoop.get());
-	}
-
-	/** Closes with a TCP reset (SO_LINGER 0): no terminating chunk, no [DONE]. */
-	private static Mono<Void> reset(HttpServerResponse response) {
-		response.withConnection((connection) -> {
-			connection.channel().config().setOption(ChannelOption.SO_LINGER, 0);
-			connection.channel().close();
-		});
-		return Mono.empty();
-	}
-
-	private static String inBandError(Throwable ex) {
-		return "data: " + OpenAiJson.errorBody(String.valueOf(ex.getMessage()), "InternalServerError", null, 500)
-				+ "\n\n";
+	static String randomId() {
+		return UUID.randomUUID().toString().replace("-", "");
 	}
 
 	static Mono<Void> sendError(HttpServerResponse response, InvalidRequestException ex) {
@@ -136,33 +83,6 @@ final class CompletionHandler {
 			.header(HttpHeaderNames.CONTENT_TYPE, JSON)
 			.sendString(Mono.just(OpenAiJson.error(ex)))
 			.then();
-	}
-
-	/**
-	 * The SSE events one engine output becomes: prelude before token 0, usage and [DONE]
-	 * after the last.
-	 */
-	private record SseEvents(OpenAiJson json, FaultHeaders faults) {
-
-		List<String> of(TokenOutput output) {
-			List<String> events = new ArrayList<>(4);
-			if (output.index() == 0 && this.json.chat()) {
-				events.add(event(this.json.prelude()));
-			}
-			events.add(event(this.json.tokenChunk(output)));
-			if (output.last() && output.index() != this.faults.resetAfterToken()) {
-				if (this.json.includeUsage()) {
-					events.add(event(this.json.usageChunk(output)));
-				}
-				events.add(DONE);
-			}
-			return events;
-		}
-
-		private static String event(String data) {
-			return "data: " + data + "\n\n";
-		}
-
 	}
 
 }

@@ -1,7 +1,8 @@
 package dev.tokengap.sim;
 
 /**
- * The parts of an OpenAI chat or text completion request that the simulator acts on.
+ * The parts of an OpenAI chat or text completion request (or of a responses or messages
+ * request) that the simulator acts on.
  *
  * @param chat whether it came to {@code /v1/chat/completions}
  * @param promptText the text the prompt length is estimated from (also seeds the token
@@ -12,8 +13,16 @@ package dev.tokengap.sim;
  * @param includeUsage {@code stream_options.include_usage}
  * @param continuousUsage {@code stream_options.continuous_usage_stats} (only with
  * include_usage)
+ * @param n choices to generate, each its own engine sequence
+ * @param toolName the function a forced {@code tool_choice} ({@code "required"} or a
+ * named function) calls, else {@code null}
  */
 record CompletionRequest(boolean chat, String promptText, int promptTokens, int maxTokens, boolean stream,
-		boolean includeUsage, boolean continuousUsage) {
+		boolean includeUsage, boolean continuousUsage, int n, String toolName) {
+
+	/** A single-choice request without tools, as responses and messages requests are. */
+	static CompletionRequest single(String promptText, int promptTokens, int maxTokens, boolean stream) {
+		return new CompletionRequest(false, promptText, promptTokens, maxTokens, stream, false, false, 1, null);
+	}
 
 }

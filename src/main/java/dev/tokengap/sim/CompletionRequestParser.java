@@ -38,12 +38,46 @@ final class CompletionRequestParser {
 		boolean continuousUsage = includeUsage && optionalBoolean(options, "continuous_usage_stats", false);
 		optionalBoolean(root, "ignore_eos", false);
 		int maxTokens = maxTokens(root, chat);
+		int n = Math.max(1, optionalPositiveInt(root, "n"));
+		String toolName = chat ? ToolChoice.forcedName(root) : null;
 		checkModel(root.get("model"));
 		checkLength(promptTokens, maxTokens);
-		return new CompletionRequest(chat, promptText, promptTokens, maxTokens, stream, includeUsage, continuousUsage);
+		return new CompletionRequest(chat, promptText, promptTokens, maxTokens, stream, includeUsage, continuousUsage,
+				n, toolName);
 	}
 
-	private JsonNode readObject(String body) {
+	/**
+	 * A {@code /v1/responses} request: {@code input} (a string or a list of messages),
+	 * {@code instructions}, {@code max_output_tokens}, {@code stream}.
+	 */
+	CompletionRequest parseResponses(JsonNode root) {
+		String promptText = root.path("instructions").asString("") + PromptText.ofInput(root.get("input"));
+		int maxTokens = optionalPositiveInt(root, "max_output_tokens");
+		return single(root, promptText, (maxTokens > 0) ? maxTokens : this.properties.defaultMaxTokens());
+	}
+
+	/**
+	 * A {@code /v1/messages} request: {@code system}, {@code messages}, {@code max_tokens}
+	 * (required, as Anthropic's), {@code stream}.
+	 */
+	CompletionRequest parseMessages(JsonNode root) {
+		String promptText = PromptText.ofSystem(root.get("system")) + PromptText.ofMessages(root.get("messages"));
+		int maxTokens = optionalPositiveInt(root, "max_tokens");
+		if (maxTokens == 0) {
+			throw InvalidRequestException.badRequest("Field required: max_tokens");
+		}
+		return single(root, promptText, maxTokens);
+	}
+
+	private CompletionRequest single(JsonNode root, String promptText, int maxTokens) {
+		int promptTokens = estimate(promptText);
+		boolean stream = optionalBoolean(root, "stream", false);
+		checkModel(root.get("model"));
+		checkLength(promptTokens, maxTokens);
+		return CompletionRequest.single(promptText, promptTokens, maxTokens, stream);
+	}
+
+	JsonNode readObject(String body) {
 		JsonNode root;
 		try {
 			root = this.mapper.readTree(body);

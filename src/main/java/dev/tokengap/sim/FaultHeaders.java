@@ -5,19 +5,29 @@ import java.time.Duration;
 import io.netty.handler.codec.http.HttpHeaders;
 
 /**
- * Per-request faults asked for by headers, for tests that need a known cause:
+ * Per-request faults and shapes asked for by headers, for tests that need a known cause:
  * <ul>
  * <li>{@code X-Sim-Stall: K:ms}: the HTTP layer holds token K's event for ms while the
  * engine runs on (later tokens queue behind it);</li>
  * <li>{@code X-Sim-Engine-Stall: K:ms}: the engine step producing token K lasts ms
  * longer, for every stream in it;</li>
  * <li>{@code X-Sim-Reset-After: K}: after token K's event the TCP connection is
- * reset.</li>
+ * reset;</li>
+ * <li>{@code X-Sim-Error-After: K}: after token K's event the stream ends with the
+ * endpoint's in-band error (chat and completions: vLLM's {@code data: {"error": …}} and
+ * {@code [DONE]}; responses: {@code response.failed}; messages: {@code event: error}) and
+ * the engine sequence is aborted;</li>
+ * <li>{@code X-Sim-Error-Before-First: true}: an error raised before the first token,
+ * which vLLM drops (PR #40986): chat sends the role prelude and {@code [DONE]},
+ * completions only {@code [DONE]}, responses end after {@code response.in_progress},
+ * messages send {@code event: error};</li>
+ * <li>{@code X-Sim-Reasoning-Tokens: N}: the first N output tokens are reasoning,
+ * overriding {@code tokengap.sim.reasoning-share}.</li>
  * </ul>
  * Token indexes are 0-based; -1 means "not asked for".
  */
 record FaultHeaders(int httpStallToken, Duration httpStall, int engineStallToken, Duration engineStall,
-		int resetAfterToken) {
+		int resetAfterToken, int errorAfterToken, boolean errorBeforeFirst, int reasoningTokens) {
 
 	static final String HTTP_STALL = "X-Sim-Stall";
 
@@ -25,20 +35,31 @@ record FaultHeaders(int httpStallToken, Duration httpStall, int engineStallToken
 
 	static final String RESET_AFTER = "X-Sim-Reset-After";
 
-	static final FaultHeaders NONE = new FaultHeaders(-1, Duration.ZERO, -1, Duration.ZERO, -1);
+	static final String ERROR_AFTER = "X-Sim-Error-After";
+
+	static final String ERROR_BEFORE_FIRST = "X-Sim-Error-Before-First";
+
+	static final String REASONING_TOKENS = "X-Sim-Reasoning-Tokens";
+
+	static final FaultHeaders NONE = new FaultHeaders(-1, Duration.ZERO, -1, Duration.ZERO, -1, -1, false, -1);
 
 	static FaultHeaders from(HttpHeaders headers) {
 		String http = headers.get(HTTP_STALL);
 		String engine = headers.get(ENGINE_STALL);
 		String reset = headers.get(RESET_AFTER);
-		if (http == null && engine == null && reset == null) {
+		String errorAfter = headers.get(ERROR_AFTER);
+		String errorBeforeFirst = headers.get(ERROR_BEFORE_FIRST);
+		String reasoning = headers.get(REASONING_TOKENS);
+		if (http == null && engine == null && reset == null && errorAfter == null && errorBeforeFirst == null
+				&& reasoning == null) {
 			return NONE;
 		}
 		int[] httpStall = tokenAndMillis(HTTP_STALL, http);
 		int[] engineStall = tokenAndMillis(ENGINE_STALL, engine);
-		int resetAfter = (reset != null) ? number(RESET_AFTER, reset.trim()) : -1;
 		return new FaultHeaders(httpStall[0], Duration.ofMillis(httpStall[1]), engineStall[0],
-				Duration.ofMillis(engineStall[1]), resetAfter);
+				Duration.ofMillis(engineStall[1]), optionalNumber(RESET_AFTER, reset),
+				optionalNumber(ERROR_AFTER, errorAfter), flag(ERROR_BEFORE_FIRST, errorBeforeFirst),
+				optionalNumber(REASONING_TOKENS, reasoning));
 	}
 
 	boolean holdsToken(int index) {
@@ -47,6 +68,13 @@ record FaultHeaders(int httpStallToken, Duration httpStall, int engineStallToken
 
 	boolean resets() {
 		return this.resetAfterToken >= 0;
+	}
+
+	/**
+	 * The token after whose event the stream is cut (reset or in-band error), or -1.
+	 */
+	int cutAfterToken() {
+		return resets() ? this.resetAfterToken : this.errorAfterToken;
 	}
 
 	private static int[] tokenAndMillis(String header, String value) {
@@ -59,6 +87,20 @@ record FaultHeaders(int httpStallToken, Duration httpStall, int engineStallToken
 		}
 		return new int[] { number(header, value.substring(0, colon).trim()),
 				number(header, value.substring(colon + 1).trim()) };
+	}
+
+	private static int optionalNumber(String header, String value) {
+		return (value != null) ? number(header, value.trim()) : -1;
+	}
+
+	private static boolean flag(String header, String value) {
+		if (value == null || value.trim().equalsIgnoreCase("false")) {
+			return false;
+		}
+		if (value.trim().equalsIgnoreCase("true")) {
+			return true;
+		}
+		throw InvalidRequestException.badRequest(header + " must be true or false, got '" + value + "'");
 	}
 
 	private static int number(String header, String text) {

@@ -44,6 +44,37 @@ final class PromptText {
 		}
 	}
 
+	/**
+	 * A responses {@code input}: a string, or a list of input items whose contents are
+	 * joined.
+	 */
+	static String ofInput(JsonNode input) {
+		if (input == null || input.isNull()) {
+			throw InvalidRequestException.badRequest("Field required: input");
+		}
+		if (input.isString()) {
+			return input.stringValue();
+		}
+		if (!input.isArray() || input.isEmpty()) {
+			throw InvalidRequestException.badRequest("input must be a string or a non-empty list of items");
+		}
+		StringBuilder text = new StringBuilder();
+		for (JsonNode item : input) {
+			if (!item.isObject()) {
+				throw InvalidRequestException.badRequest("Each input item must be an object");
+			}
+			appendContent(text, item.get("content"));
+		}
+		return text.toString();
+	}
+
+	/** An Anthropic {@code system}: absent, a string, or a list of text blocks. */
+	static String ofSystem(JsonNode system) {
+		StringBuilder text = new StringBuilder();
+		appendContent(text, system);
+		return text.toString();
+	}
+
 	static String ofPrompt(JsonNode prompt) {
 		if (prompt == null || prompt.isNull()) {
 			throw InvalidRequestException.badRequest("Field required: prompt");

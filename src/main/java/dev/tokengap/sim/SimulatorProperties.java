@@ -2,6 +2,8 @@ package dev.tokengap.sim;
 
 import java.time.Duration;
 
+import jakarta.validation.constraints.DecimalMax;
+import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.Positive;
@@ -37,6 +39,10 @@ import org.springframework.validation.annotation.Validated;
  * @param metricsDelay delay before /metrics answers
  * @param charsPerToken characters of request text per prompt token
  * @param traceCapacity token trace entries kept (the oldest are dropped)
+ * @param reasoningShare fraction (0..1) of each request's max tokens that its stream
+ * opens with as reasoning: chat's {@code delta.reasoning}, a responses reasoning item, a
+ * messages {@code thinking} block (a request's {@code X-Sim-Reasoning-Tokens} header
+ * overrides it)
  */
 @ConfigurationProperties("tokengap.sim")
 @Validated
@@ -50,7 +56,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 		@DefaultValue("20us") @DurationMin(nanos = 0) Duration stepCostPerPrefillToken,
 		@DefaultValue("128") @Positive int defaultMaxTokens, @DefaultValue("8192") @Positive int maxModelLen,
 		@DefaultValue("0ms") @DurationMin(nanos = 0) Duration metricsDelay,
-		@DefaultValue("4") @Positive int charsPerToken, @DefaultValue("100000") @Positive int traceCapacity) {
+		@DefaultValue("4") @Positive int charsPerToken, @DefaultValue("100000") @Positive int traceCapacity,
+		@DefaultValue("0") @DecimalMin("0") @DecimalMax("1") double reasoningShare) {
 
 	/**
 	 * The defaults, bound from the {@code @DefaultValue} literals so they live in one
@@ -80,6 +87,9 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 		requireNotNegative("step-cost-per-seq", this.stepCostPerSeq.toNanos());
 		requireNotNegative("step-cost-per-prefill-token", this.stepCostPerPrefillToken.toNanos());
 		requireNotNegative("metrics-delay", this.metricsDelay.toNanos());
+		if (!(this.reasoningShare >= 0 && this.reasoningShare <= 1)) {
+			throw new IllegalArgumentException("tokengap.sim.reasoning-share must be between 0 and 1");
+		}
 		long kvTokens = (long) this.numKvBlocks * this.blockSize;
 		if (kvTokens < this.maxModelLen) {
 			throw new IllegalArgumentException("tokengap.sim: a KV cache of " + kvTokens
@@ -146,6 +156,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 
 		private int traceCapacity;
 
+		private double reasoningShare;
+
 		private Builder(SimulatorProperties p) {
 			this.port = p.port;
 			this.model = p.model;
@@ -163,6 +175,7 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			this.metricsDelay = p.metricsDelay;
 			this.charsPerToken = p.charsPerToken;
 			this.traceCapacity = p.traceCapacity;
+			this.reasoningShare = p.reasoningShare;
 		}
 
 		public Builder port(int port) {
@@ -245,11 +258,16 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			return this;
 		}
 
+		public Builder reasoningShare(double reasoningShare) {
+			this.reasoningShare = reasoningShare;
+			return this;
+		}
+
 		public SimulatorProperties build() {
 			return new SimulatorProperties(this.port, this.model, this.seed, this.maxNumSeqs, this.maxNumBatchedTokens,
 					this.chunkedPrefill, this.blockSize, this.numKvBlocks, this.stepFixedCost, this.stepCostPerSeq,
 					this.stepCostPerPrefillToken, this.defaultMaxTokens, this.maxModelLen, this.metricsDelay,
-					this.charsPerToken, this.traceCapacity);
+					this.charsPerToken, this.traceCapacity, this.reasoningShare);
 		}
 
 	}

@@ -65,9 +65,16 @@ public final class SimulatorServer implements AutoCloseable {
 		CompletionHandler completions = new CompletionHandler(engine, mapper);
 		MetricsHandler metrics = new MetricsHandler(engine, faults);
 		SimControlHandler control = new SimControlHandler(engine, mapper, faults);
+		ResponsesHandler responses = new ResponsesHandler(engine, mapper);
+		MessagesHandler messages = new MessagesHandler(engine, mapper);
+		AudioHandler audio = new AudioHandler(engine);
 		String models = ModelList.json(engine.properties());
 		routes.post("/v1/chat/completions", completions::chat)
 			.post("/v1/completions", completions::completions)
+			.post("/v1/responses", responses::responses)
+			.post("/v1/messages", messages::messages)
+			.post("/v1/audio/transcriptions", audio::transcriptions)
+			.post("/v1/audio/translations", audio::translations)
 			.get("/v1/models", (request, response) -> json(response, HttpResponseStatus.OK, models))
 			.get("/health", (request, response) -> health(response, engine))
 			.get("/metrics", metrics::metrics)

@@ -1,5 +1,6 @@
 /**
- * The built-in vLLM simulator: an engine model with continuous batching and
- * OpenAI-compatible endpoints.
+ * The built-in vLLM simulator: an engine model with continuous batching and vLLM's HTTP
+ * endpoints (chat, completions, responses, Anthropic-style messages, audio), each stream
+ * shape written as vLLM writes it.
  */
 package dev.tokengap.sim;

@@ -32,6 +32,11 @@ class BucketProfileIntegrationTests extends ScriptedUpstreamTests {
 				"0.075", "0.1", "0.15", "0.2", "0.3", "0.4", "0.5", "0.75", "1.0", "2.5", "+Inf");
 		assertThat(metrics.les("tokengap_e2e_request_latency_seconds", m)).containsExactly("1.0", "10.0", "100.0",
 				"+Inf");
+		assertThat(metrics.matching("tokengap_build_info")).singleElement().satisfies((info) -> {
+			assertThat(info.labels()).containsEntry("bucket_profile", "custom").containsKey("version");
+			assertThat(info.labels().get("version")).isNotEqualTo("unknown");
+			assertThat(info.value()).isEqualTo(1);
+		});
 	}
 
 }

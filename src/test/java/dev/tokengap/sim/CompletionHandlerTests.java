@@ -96,7 +96,7 @@ class CompletionHandlerTests {
 	}
 
 	@Test
-	void streamedCompletionHasTextChunksWithAllFieldsAndNoPrelude() {
+	void streamedCompletionHasTextChunksWithoutUsageKeyAndTheFingerprintOnTheLast() {
 		String body = "{\"model\":\"sim-llama-3-8b\",\"prompt\":\"Once upon a time\",\"max_tokens\":5,\"stream\":true"
 				+ INCLUDE_USAGE + "}";
 		SseTestClient.Exchange exchange = client.post(COMPLETIONS, body);
@@ -107,9 +107,13 @@ class CompletionHandlerTests {
 			assertThat(chunk.path("id").stringValue()).startsWith("cmpl-");
 			assertThat(chunk.path("object").stringValue()).isEqualTo("text_completion");
 			assertThat(chunk.path("choices").path(0).path("text").stringValue()).endsWith(" ");
-			assertThat(chunk.has("usage") && chunk.path("usage").isNull()).isTrue();
-			assertThat(chunk.path("choices").path(0).has("stop_reason")).isTrue();
+			assertThat(chunk.has("usage")).as("written with exclude_unset").isFalse();
+			assertThat(events.get(i).data()).contains(
+					",\"logprobs\":null,\"finish_reason\":" + ((i < 4) ? "null" : "\"length\"")
+							+ ",\"stop_reason\":null,\"prompt_token_ids\":null,\"token_ids\":null}]");
+			assertThat(chunk.has("system_fingerprint")).isEqualTo(i == 4);
 		}
+		assertThat(events.get(4).data()).endsWith("}],\"system_fingerprint\":null}");
 		assertThat(events.get(4).json().path("choices").path(0).path("finish_reason").stringValue())
 			.isEqualTo("length");
 		assertThat(events.get(5).json().path("usage").path("completion_tokens").intValue()).isEqualTo(5);

@@ -12,6 +12,10 @@ final class FastSimulator {
 
 	static final String COMPLETIONS = "/v1/completions";
 
+	static final String RESPONSES = "/v1/responses";
+
+	static final String MESSAGES = "/v1/messages";
+
 	private FastSimulator() {
 	}
 

@@ -36,6 +36,21 @@ class SimulatorPropertiesTests {
 		assertThat(defaults.metricsDelay()).isZero();
 		assertThat(defaults.charsPerToken()).isEqualTo(4);
 		assertThat(defaults.traceCapacity()).isEqualTo(100_000);
+		assertThat(defaults.reasoningShare()).isZero();
+	}
+
+	@Test
+	void reasoningShareIsAFractionBetweenZeroAndOne() {
+		SimulatorProperties bound = new Binder(
+				new MapConfigurationPropertySource(Map.of("tokengap.sim.reasoning-share", "0.25")))
+			.bindOrCreate("tokengap.sim", Bindable.of(SimulatorProperties.class));
+		assertThat(bound.reasoningShare()).isEqualTo(0.25);
+		new ApplicationContextRunner().withUserConfiguration(Bound.class)
+			.withPropertyValues("tokengap.sim.reasoning-share=1.5")
+			.run((context) -> assertThat(context).getFailure().rootCause().hasMessageContaining("reasoningShare"));
+		SimulatorProperties negative = SimulatorProperties.defaults().toBuilder().reasoningShare(-0.1).build();
+		assertThatIllegalArgumentException().isThrownBy(negative::requireUsable)
+			.withMessageContaining("reasoning-share");
 	}
 
 	@Test

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
@@ -13,6 +14,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.ByteBufFlux;
 import reactor.netty.http.client.HttpClient;
+import reactor.netty.http.client.HttpClientForm;
 import reactor.netty.http.client.HttpClientResponse;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -38,7 +40,13 @@ final class SseTestClient {
 	record Event(long nanos, String raw) {
 
 		String data() {
-			return this.raw.startsWith("data: ") ? this.raw.substring(6) : this.raw;
+			int data = this.raw.indexOf("data: ");
+			return (data >= 0) ? this.raw.substring(data + 6) : this.raw;
+		}
+
+		/** The {@code event:} field, or {@code null} for a {@code data:}-only event. */
+		String type() {
+			return this.raw.startsWith("event: ") ? this.raw.substring(7, this.raw.indexOf('\n')) : null;
 		}
 
 		boolean done() {
@@ -93,11 +101,24 @@ final class SseTestClient {
 		return exchange(HttpMethod.DELETE, path, null, Map.of());
 	}
 
+	/** A {@code multipart/form-data} POST, as the audio endpoints take. */
+	Exchange postForm(String path, Consumer<HttpClientForm> form, Map<String, String> headers) {
+		HttpClient.ResponseReceiver<?> sender = this.client.headers((h) -> headers.forEach(h::set))
+			.post()
+			.uri(path)
+			.sendForm((request, f) -> form.accept(f.multipart(true)));
+		return exchange(sender);
+	}
+
 	Exchange exchange(HttpMethod method, String path, String body, Map<String, String> headers) {
+		return exchange(request(method, path, body, headers));
+	}
+
+	private Exchange exchange(HttpClient.ResponseReceiver<?> receiver) {
 		Recorder recorder = new Recorder();
 		Throwable error = null;
 		try {
-			request(method, path, body, headers)
+			receiver
 				.response((response, content) -> recorder.record(response, content.asString(StandardCharsets.UTF_8)))
 				.blockLast(TIMEOUT);
 		}

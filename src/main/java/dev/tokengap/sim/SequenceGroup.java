@@ -1,0 +1,123 @@
+package dev.tokengap.sim;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+
+import reactor.core.Disposable;
+import reactor.core.Disposables;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.http.server.HttpServerResponse;
+
+/**
+ * The engine sequences of one request, one per choice ({@code n}), each with its own KV
+ * blocks, as vLLM runs the child requests of a parent; their outputs are merged in the
+ * order the engine thread emits them, i.e. step by step.
+ */
+final class SequenceGroup {
+
+	private final SimEngine engine;
+
+	private final List<SimSequence> sequences;
+
+	/**
+	 * @param traceId the request's trace id; with {@code n > 1} choice i is traced as
+	 * {@code i_<traceId>}, as vLLM names its child requests
+	 */
+	SequenceGroup(SimEngine engine, String traceId, CompletionRequest call, FaultHeaders faults) {
+		this.engine = engine;
+		this.sequences = new ArrayList<>(call.n());
+		for (int i = 0; i < call.n(); i++) {
+			String seed = (i == 0) ? call.promptText() : call.promptText() + '\u0000' + i;
+			this.sequences.add(new SimSequence((call.n() > 1) ? i + "_" + traceId : traceId, call.promptTokens(),
+					call.maxTokens(), engine.vocabulary().textsFor(seed), faults.engineStallToken(),
+					faults.engineStall().toNanos()));
+		}
+	}
+
+	/**
+	 * Submits the sequences and answers with their outputs, or, when the engine refuses
+	 * the request (its admission limit: 503), with that refusal.
+	 * @param answer writes the response from the outputs on the response's event loop
+	 * @param refusal writes the error response
+	 */
+	Mono<Void> answer(HttpServerResponse response, Function<Flux<ChoiceOutput>, Mono<Void>> answer,
+			Function<InvalidRequestException, Mono<Void>> refusal) {
+		try {
+			submit();
+		}
+		catch (InvalidRequestException ex) {
+			return refusal.apply(ex);
+		}
+		return answer.apply(outputs(response));
+	}
+
+	/**
+	 * Hands every sequence to the engine; when it refuses one, the ones already in are
+	 * aborted and the refusal is thrown.
+	 */
+	void submit() {
+		for (int i = 0; i < this.sequences.size(); i++) {
+			try {
+				this.engine.submit(this.sequences.get(i));
+			}
+			catch (InvalidRequestException ex) {
+				this.sequences.subList(0, i).forEach(this.engine::abort);
+				throw ex;
+			}
+		}
+	}
+
+	/**
+	 * The outputs of all choices on the response's event loop; a cancel aborts every
+	 * sequence still running.
+	 */
+	Flux<ChoiceOutput> outputs(HttpServerResponse response) {
+		// The engine thread only enqueues an output; formatting and writing run on the
+		// connection's event loop, as vLLM's engine core hands outputs to its API server.
+		return merged().doOnCancel(this::abort).publishOn(Schedulers.fromExecutor(eventLoopOf(response)));
+	}
+
+	/**
+	 * One queue fed on the engine thread, so the choices stay in emission order even
+	 * while a slow client leaves them queued (a merge would drain one choice's backlog
+	 * before the next).
+	 */
+	private Flux<ChoiceOutput> merged() {
+		if (this.sequences.size() == 1) {
+			return this.sequences.get(0).outputs().map((token) -> new ChoiceOutput(0, token));
+		}
+		Sinks.Many<ChoiceOutput> merged = Sinks.many().unicast().onBackpressureBuffer();
+		AtomicInteger open = new AtomicInteger(this.sequences.size());
+		Disposable.Composite feeds = Disposables.composite();
+		for (int i = 0; i < this.sequences.size(); i++) {
+			int choice = i;
+			feeds.add(this.sequences.get(i)
+				.outputs()
+				.subscribe((token) -> merged.tryEmitNext(new ChoiceOutput(choice, token)), merged::tryEmitError,
+						() -> {
+							if (open.decrementAndGet() == 0) {
+								merged.tryEmitComplete();
+							}
+						}));
+		}
+		return merged.asFlux().doOnCancel(feeds::dispose);
+	}
+
+	void abort() {
+		this.sequences.forEach(this.engine::abort);
+	}
+
+	private static Executor eventLoopOf(HttpServerResponse response) {
+		AtomicReference<Executor> eventLoop = new AtomicReference<>();
+		response.withConnection((connection) -> eventLoop.set(connection.channel().eventLoop()));
+		return eventLoop.get();
+	}
+
+}
