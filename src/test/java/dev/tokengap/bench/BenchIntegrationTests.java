@@ -25,7 +25,9 @@ import static org.assertj.core.api.Assertions.within;
 
 /**
  * {@code tokengap bench} over real HTTP against tokengap in front of its in-process simulator
- * (demo mode, no background load), and straight against the simulator.
+ * (demo mode, no background load), and straight against the simulator; the failure rule and the
+ * endpoint filter of the comparison are also tested against a scripted upstream in
+ * {@link BenchResponsesIntegrationTests}.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
@@ -89,6 +91,28 @@ class BenchIntegrationTests {
 		assertThat(itl.tokengapP50()).isCloseTo(itl.clientBucketedP50(), within(3.0));
 		// The client cannot see a first token before the engine produced it
 		assertThat(ttft.clientP50()).isGreaterThanOrEqualTo(ttft.engineP50() * 0.5);
+	}
+
+	/**
+	 * The simulator serves vLLM's Responses stream: every request completes, each delta is timed,
+	 * and tokengap's {@code endpoint="responses"} series saw the same streams and gaps.
+	 */
+	@Test
+	void theResponsesApiIsTimedAndComparedWithTokengapsResponsesSeries() {
+		BenchCommand.Result result = run("--endpoint", "responses", "--num-prompts", PROMPTS, "--max-concurrency", 8,
+				"--output-len", OUTPUT);
+		BenchReport r = result.report();
+		assertThat(r.completed).isEqualTo(PROMPTS);
+		assertThat(r.failed).isZero();
+		assertThat(r.outputTokens).as("response.usage.output_tokens").isEqualTo(PROMPTS * OUTPUT);
+		assertThat(r.itl.count()).isEqualTo(PROMPTS * (OUTPUT - 1));
+		MetricsComparison.Row ttft = result.comparison().rows.get("TTFT");
+		MetricsComparison.Row itl = result.comparison().rows.get("ITL");
+		assertThat(ttft.tokengapCount()).isEqualTo(PROMPTS);
+		assertThat(ttft.engineCount()).isEqualTo(PROMPTS);
+		assertThat(itl.tokengapCount()).isEqualTo(PROMPTS * (OUTPUT - 1));
+		assertThat(result.comparison().rows.get("E2EL").tokengapCount()).isEqualTo(PROMPTS);
+		assertThat(itl.tokengapP50()).isCloseTo(itl.clientBucketedP50(), within(3.0));
 	}
 
 	@Test

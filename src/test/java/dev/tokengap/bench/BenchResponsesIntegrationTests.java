@@ -30,9 +30,11 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * {@code tokengap bench --endpoint responses} over real HTTP through tokengap, in front of a
- * scripted Reactor Netty upstream that speaks vLLM's Responses stream (the simulator serves only
- * chat and completions): the request's shape, a success only where tokengap counts
- * {@code completed}, and the comparison reading tokengap's {@code endpoint="responses"} series.
+ * scripted Reactor Netty upstream that speaks vLLM's Responses stream and ends it every way the
+ * contract tells apart: the request's shape, a success exactly where tokengap counts
+ * {@code completed}, and the comparison reading only tokengap's {@code endpoint="responses"}
+ * series while a chat stream runs through the same tokengap. Against the simulator:
+ * {@link BenchIntegrationTests}.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.metrics.models=bench-resp,bench-resp-outcomes" })
