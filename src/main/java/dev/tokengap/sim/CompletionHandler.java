@@ -71,11 +71,16 @@ final class CompletionHandler {
 		String requestId = request.requestHeaders().get("X-Request-Id");
 		String id = (chat ? "chatcmpl-" : "cmpl-")
 				+ ((requestId != null) ? requestId : UUID.randomUUID().toString().replace("-", ""));
-		SimSequence sequence = new SimSequence((requestId != null) ? requestId : id, call.promptTokens(),
-				call.maxTokens(), this.engine.vocabulary().textsFor(call.promptText()), faults.engineStallToken(),
-				faults.engineStall().toNanos());
+		SimSequence sequence = new SimSequence((requestId != null) ? requestId : id, call.promptText(),
+				call.promptTokens(), call.maxTokens(), this.engine.vocabulary().textsFor(call.promptText()),
+				faults.engineStallToken(), faults.engineStall().toNanos());
 		OpenAiJson json = new OpenAiJson(call, id, System.currentTimeMillis() / 1000, this.engine.properties().model());
-		this.engine.submit(sequence);
+		try {
+			this.engine.submit(sequence);
+		}
+		catch (InvalidRequestException ex) {
+			return sendError(response, ex);
+		}
 		// The engine thread only enqueues an output; formatting and writing run on the
 		// connection's event loop, as vLLM's engine core hands outputs to its API server.
 		Flux<TokenOutput> outputs = sequence.outputs()

@@ -37,6 +37,11 @@ import org.springframework.validation.annotation.Validated;
  * @param metricsDelay delay before /metrics answers
  * @param charsPerToken characters of request text per prompt token
  * @param traceCapacity token trace entries kept (the oldest are dropped)
+ * @param maxNumQueuedReqs waiting requests at most before new ones are refused with 503, as
+ * vLLM's {@code --max-num-queued-reqs}; 0 admits everything (vLLM's default)
+ * @param prefixCaching whether a prompt's full blocks already computed for an earlier prompt
+ * with the same text prefix are reused instead of prefilled, as vLLM v1's automatic prefix
+ * caching (on by default there too)
  */
 @ConfigurationProperties("tokengap.sim")
 @Validated
@@ -50,7 +55,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 		@DefaultValue("20us") @DurationMin(nanos = 0) Duration stepCostPerPrefillToken,
 		@DefaultValue("128") @Positive int defaultMaxTokens, @DefaultValue("8192") @Positive int maxModelLen,
 		@DefaultValue("0ms") @DurationMin(nanos = 0) Duration metricsDelay,
-		@DefaultValue("4") @Positive int charsPerToken, @DefaultValue("100000") @Positive int traceCapacity) {
+		@DefaultValue("4") @Positive int charsPerToken, @DefaultValue("100000") @Positive int traceCapacity,
+		@DefaultValue("0") @PositiveOrZero int maxNumQueuedReqs, @DefaultValue("true") boolean prefixCaching) {
 
 	/**
 	 * The defaults, bound from the {@code @DefaultValue} literals so they live in one
@@ -80,6 +86,7 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 		requireNotNegative("step-cost-per-seq", this.stepCostPerSeq.toNanos());
 		requireNotNegative("step-cost-per-prefill-token", this.stepCostPerPrefillToken.toNanos());
 		requireNotNegative("metrics-delay", this.metricsDelay.toNanos());
+		requireNotNegative("max-num-queued-reqs", this.maxNumQueuedReqs);
 		long kvTokens = (long) this.numKvBlocks * this.blockSize;
 		if (kvTokens < this.maxModelLen) {
 			throw new IllegalArgumentException("tokengap.sim: a KV cache of " + kvTokens
@@ -146,6 +153,10 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 
 		private int traceCapacity;
 
+		private int maxNumQueuedReqs;
+
+		private boolean prefixCaching;
+
 		private Builder(SimulatorProperties p) {
 			this.port = p.port;
 			this.model = p.model;
@@ -163,6 +174,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			this.metricsDelay = p.metricsDelay;
 			this.charsPerToken = p.charsPerToken;
 			this.traceCapacity = p.traceCapacity;
+			this.maxNumQueuedReqs = p.maxNumQueuedReqs;
+			this.prefixCaching = p.prefixCaching;
 		}
 
 		public Builder port(int port) {
@@ -245,11 +258,21 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			return this;
 		}
 
+		public Builder maxNumQueuedReqs(int maxNumQueuedReqs) {
+			this.maxNumQueuedReqs = maxNumQueuedReqs;
+			return this;
+		}
+
+		public Builder prefixCaching(boolean prefixCaching) {
+			this.prefixCaching = prefixCaching;
+			return this;
+		}
+
 		public SimulatorProperties build() {
 			return new SimulatorProperties(this.port, this.model, this.seed, this.maxNumSeqs, this.maxNumBatchedTokens,
 					this.chunkedPrefill, this.blockSize, this.numKvBlocks, this.stepFixedCost, this.stepCostPerSeq,
 					this.stepCostPerPrefillToken, this.defaultMaxTokens, this.maxModelLen, this.metricsDelay,
-					this.charsPerToken, this.traceCapacity);
+					this.charsPerToken, this.traceCapacity, this.maxNumQueuedReqs, this.prefixCaching);
 		}
 
 	}
