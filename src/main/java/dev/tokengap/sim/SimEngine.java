@@ -138,8 +138,8 @@ public final class SimEngine {
 		admit();
 		command(() -> {
 			this.scheduler.enqueue(sequence);
-			// Published before the submission stops counting, so a concurrent check never
-			// sees it in neither place.
+			// Published before the submission stops counting, so a concurrent check
+			// always finds it in one place or the other.
 			this.waiting = this.scheduler.waitingCount();
 			this.submitting.decrementAndGet();
 		});
