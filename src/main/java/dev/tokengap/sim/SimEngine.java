@@ -135,7 +135,7 @@ public final class SimEngine {
 	 * @throws InvalidRequestException (503) when the waiting queue is full
 	 */
 	void submit(SimSequence sequence) {
-		admit();
+		reserveQueueSlot();
 		command(() -> {
 			this.scheduler.enqueue(sequence);
 			// Published before the submission stops counting, so a concurrent check
@@ -148,7 +148,7 @@ public final class SimEngine {
 		}
 	}
 
-	private void admit() {
+	private void reserveQueueSlot() {
 		int limit = this.properties.maxNumQueuedReqs();
 		int pending;
 		do {
