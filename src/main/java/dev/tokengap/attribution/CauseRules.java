@@ -12,6 +12,19 @@ package dev.tokengap.attribution;
  * interference (other requests' prompt tokens inside the gap: long prompts), batch growth (the
  * running gauge rose markedly, or many requests joined inside the gap), queue pressure, then
  * nothing engine-side. Without engine samples around the gap the cause is unknown.
+ *
+ * <p>
+ * Newer engines (vLLM since 2026) say more, and then their word is taken:
+ * <ul>
+ * <li>Prefill work is the rise of the prompt tokens they computed themselves
+ * ({@code source="local_compute"}): a long prompt served from the prefix cache or by a KV transfer
+ * did not hold up the step. tokengap's own estimate of other streams' prompts cannot tell such a
+ * prompt from a computed one, so it no longer counts toward prefill: the engine's count across the
+ * bracketing samples covers every prefill that finished inside the gap, so it bounds what the
+ * estimate could add.</li>
+ * <li>The queue is the requests waiting for capacity ({@code reason="capacity"}): requests deferred
+ * for a LoRA budget, a KV transfer or a blocked status are not pressure on the KV cache.</li>
+ * </ul>
  */
 final class CauseRules {
 
@@ -31,19 +44,29 @@ final class CauseRules {
 		if (positive(evidence.preemptions())) {
 			return SpikeCause.PREEMPTION;
 		}
-		if (evidence.otherPromptTokens() >= properties.prefillTokens()
-				|| atLeast(evidence.promptTokens(), properties.prefillTokens())) {
+		if (prefillInterfered(evidence, properties.prefillTokens())) {
 			return SpikeCause.PREFILL_INTERFERENCE;
 		}
 		if (grewMarkedly(evidence.runningBefore(), evidence.runningMax(), properties.batchGrowth())
 				|| manyJoined(evidence, properties.batchGrowth())) {
 			return SpikeCause.BATCH_GROWTH;
 		}
-		if (positive(evidence.waitingMax()) && evidence.kvUsageMax() != null
+		if (positive(waitingForCapacity(evidence)) && evidence.kvUsageMax() != null
 				&& evidence.kvUsageMax() > properties.kvPressure()) {
 			return SpikeCause.QUEUE_PRESSURE;
 		}
 		return SpikeCause.ENGINE_OTHER;
+	}
+
+	private static boolean prefillInterfered(Evidence evidence, int tokens) {
+		if (evidence.promptTokensComputed() != null) {
+			return evidence.promptTokensComputed() >= tokens;
+		}
+		return evidence.otherPromptTokens() >= tokens || atLeast(evidence.promptTokens(), tokens);
+	}
+
+	private static Double waitingForCapacity(Evidence evidence) {
+		return (evidence.waitingForCapacityMax() != null) ? evidence.waitingForCapacityMax() : evidence.waitingMax();
 	}
 
 	/**

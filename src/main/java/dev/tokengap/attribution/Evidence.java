@@ -9,17 +9,24 @@ import dev.tokengap.backend.EngineSample;
  * @param engineCovered whether engine samples bracket the gap (else the cause is unknown)
  * @param engineSamples samples between the bracketing ones, inclusive
  * @param preemptions rise of the engine's preemption counter across the gap
- * @param promptTokens rise of the engine's prompt-token counter across the gap
+ * @param promptTokens rise of the engine's prompt-token counter across the gap (prefix-cache
+ * hits included)
+ * @param promptTokensComputed rise of the engine's locally computed prompt tokens across the gap
+ * ({@code prompt_tokens_by_source_total{source="local_compute"}}), or {@code null} when the engine
+ * does not export them
  * @param runningBefore running requests at the last sample before the gap
  * @param runningMax most running requests seen across the gap
  * @param waitingMax most waiting requests seen across the gap
+ * @param waitingForCapacityMax most requests seen waiting for capacity across the gap
+ * ({@code num_requests_waiting_by_reason{reason="capacity"}}), or {@code null} when the engine
+ * does not export them
  * @param kvUsageMax highest KV-cache usage seen across the gap
  * @param otherFirstTokens other streams whose first token arrived inside the gap
  * @param otherPromptTokens their estimated prompt tokens
  */
 public record Evidence(boolean engineCovered, int engineSamples, Double preemptions, Double promptTokens,
-		Double runningBefore, Double runningMax, Double waitingMax, Double kvUsageMax, long otherFirstTokens,
-		long otherPromptTokens) {
+		Double promptTokensComputed, Double runningBefore, Double runningMax, Double waitingMax,
+		Double waitingForCapacityMax, Double kvUsageMax, long otherFirstTokens, long otherPromptTokens) {
 
 	/**
 	 * Gathers the evidence of one spike.
@@ -42,21 +49,26 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 			}
 		}
 		if (before < 0 || after < 0) {
-			return new Evidence(false, 0, null, null, null, null, null, null, firstTokens[0], firstTokens[1]);
+			return new Evidence(false, 0, null, null, null, null, null, null, null, null, firstTokens[0],
+					firstTokens[1]);
 		}
 		double runningMax = 0;
 		double waitingMax = 0;
+		double capacityMax = 0;
 		double kvMax = 0;
 		for (int i = before; i <= after; i++) {
 			runningMax = Math.max(runningMax, window[i].running());
 			waitingMax = Math.max(waitingMax, window[i].waiting());
+			// NaN, once any sample lacks it, stays NaN: the count is then not used at all.
+			capacityMax = Math.max(capacityMax, window[i].waitingForCapacity());
 			kvMax = Math.max(kvMax, window[i].kvUsage());
 		}
 		EngineSample first = window[before];
 		EngineSample last = window[after];
 		return new Evidence(true, after - before + 1, delta(first.preemptions(), last.preemptions()),
-				delta(first.promptTokens(), last.promptTokens()), first.running(), runningMax, waitingMax, kvMax,
-				firstTokens[0], firstTokens[1]);
+				delta(first.promptTokens(), last.promptTokens()),
+				delta(first.promptTokensComputed(), last.promptTokensComputed()), first.running(), runningMax,
+				waitingMax, Double.isNaN(capacityMax) ? null : capacityMax, kvMax, firstTokens[0], firstTokens[1]);
 	}
 
 	private static Double delta(double from, double to) {

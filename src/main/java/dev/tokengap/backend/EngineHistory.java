@@ -40,6 +40,10 @@ public final class EngineHistory {
 
 	private final double[] generationTokens;
 
+	private final double[] waitingForCapacity;
+
+	private final double[] promptTokensComputed;
+
 	// Samples ever appended; the newest is at (appended - 1) % capacity.
 	private long appended;
 
@@ -65,6 +69,8 @@ public final class EngineHistory {
 		this.preemptions = new double[capacity];
 		this.promptTokens = new double[capacity];
 		this.generationTokens = new double[capacity];
+		this.waitingForCapacity = new double[capacity];
+		this.promptTokensComputed = new double[capacity];
 	}
 
 	/**
@@ -88,6 +94,8 @@ public final class EngineHistory {
 			this.preemptions[i] = sample.preemptions();
 			this.promptTokens[i] = sample.promptTokens();
 			this.generationTokens[i] = sample.generationTokens();
+			this.waitingForCapacity[i] = sample.waitingForCapacity();
+			this.promptTokensComputed[i] = sample.promptTokensComputed();
 			this.appended++;
 			return true;
 		}
@@ -204,7 +212,8 @@ public final class EngineHistory {
 
 	private EngineSample sample(int i) {
 		return new EngineSample(this.nanos[i], this.running[i], this.waiting[i], this.swapped[i], this.kvUsage[i],
-				this.preemptions[i], this.promptTokens[i], this.generationTokens[i]);
+				this.preemptions[i], this.promptTokens[i], this.generationTokens[i], this.waitingForCapacity[i],
+				this.promptTokensComputed[i]);
 	}
 
 	private int index(long position) {

@@ -17,8 +17,32 @@ package dev.tokengap.backend;
  * ({@code vllm:prompt_tokens_total})
  * @param generationTokens tokens generated since the engine started
  * ({@code vllm:generation_tokens_total})
+ * @param waitingForCapacity the part of {@code waiting} that waits for scheduling capacity
+ * ({@code vllm:num_requests_waiting_by_reason{reason="capacity"}}, vLLM since 2026-04), not
+ * deferred for a LoRA budget, a KV transfer or a blocked status
+ * @param promptTokensComputed prompt tokens the engine prefilled itself since it started
+ * ({@code vllm:prompt_tokens_by_source_total{source="local_compute"}}, vLLM since 2026-02): unlike
+ * {@code promptTokens}, without prefix-cache hits and KV transfers
  */
 public record EngineSample(long nanos, double running, double waiting, double swapped, double kvUsage,
-		double preemptions, double promptTokens, double generationTokens) {
+		double preemptions, double promptTokens, double generationTokens, double waitingForCapacity,
+		double promptTokensComputed) {
+
+	/**
+	 * A sample of an engine older than the by-reason and by-source families.
+	 * @param nanos see the record
+	 * @param running see the record
+	 * @param waiting see the record
+	 * @param swapped see the record
+	 * @param kvUsage see the record
+	 * @param preemptions see the record
+	 * @param promptTokens see the record
+	 * @param generationTokens see the record
+	 */
+	public EngineSample(long nanos, double running, double waiting, double swapped, double kvUsage,
+			double preemptions, double promptTokens, double generationTokens) {
+		this(nanos, running, waiting, swapped, kvUsage, preemptions, promptTokens, generationTokens, Double.NaN,
+				Double.NaN);
+	}
 
 }

@@ -69,18 +69,25 @@ public final class VllmMetricsReader {
 		return -1;
 	}
 
-	/** Sums (or, for KV usage, maximises) the state metrics over all their series. */
+	/**
+	 * Sums (or, for KV usage, maximises) the state metrics over all their series. Of the
+	 * by-reason and by-source families only one label value is summed, but any series makes
+	 * the family present.
+	 */
 	private static final class StateVisitor implements SampleVisitor {
 
 		private static final int RUNNING = 0, WAITING = 1, SWAPPED = 2, KV = 3, KV_V0 = 4, PREEMPTIONS = 5,
-				PREEMPTIONS_BARE = 6, PROMPT = 7, PROMPT_BARE = 8, GENERATION = 9, GENERATION_BARE = 10;
+				PREEMPTIONS_BARE = 6, PROMPT = 7, PROMPT_BARE = 8, GENERATION = 9, GENERATION_BARE = 10,
+				WAITING_BY_REASON = 11, PROMPT_BY_SOURCE = 12, PROMPT_BY_SOURCE_BARE = 13;
 
 		// Some releases write counters without the _total suffix; the suffixed name wins when
 		// both appear, as does the V1 KV name over the V0 one.
 		private static final String[] NAMES = { "vllm:num_requests_running", "vllm:num_requests_waiting",
 				"vllm:num_requests_swapped", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc",
 				"vllm:num_preemptions_total", "vllm:num_preemptions", "vllm:prompt_tokens_total",
-				"vllm:prompt_tokens", "vllm:generation_tokens_total", "vllm:generation_tokens" };
+				"vllm:prompt_tokens", "vllm:generation_tokens_total", "vllm:generation_tokens",
+				"vllm:num_requests_waiting_by_reason", "vllm:prompt_tokens_by_source_total",
+				"vllm:prompt_tokens_by_source" };
 
 		private final double[] values = new double[NAMES.length];
 
@@ -102,9 +109,23 @@ public final class VllmMetricsReader {
 		@Override
 		public void sample(CharSequence name, SampleLabels labels, double value, long timestampMillis) {
 			int i = this.matched;
-			boolean kv = i == KV || i == KV_V0;
-			this.values[i] = (kv && this.series[i] > 0) ? Math.max(this.values[i], value) : this.values[i] + value;
 			this.series[i]++;
+			if (i == KV || i == KV_V0) {
+				this.values[i] = (this.series[i] > 1) ? Math.max(this.values[i], value) : value;
+			}
+			else if (counted(i, labels)) {
+				this.values[i] += value;
+			}
+		}
+
+		private static boolean counted(int i, SampleLabels labels) {
+			if (i == WAITING_BY_REASON) {
+				return TextSlice.contentEquals(labels.get("reason"), "capacity");
+			}
+			if (i == PROMPT_BY_SOURCE || i == PROMPT_BY_SOURCE_BARE) {
+				return TextSlice.contentEquals(labels.get("source"), "local_compute");
+			}
+			return true;
 		}
 
 		EngineSample sample(long nanos) {
@@ -112,7 +133,9 @@ public final class VllmMetricsReader {
 				if (count > 0) {
 					return new EngineSample(nanos, value(RUNNING, RUNNING), value(WAITING, WAITING),
 							value(SWAPPED, SWAPPED), value(KV, KV_V0), value(PREEMPTIONS, PREEMPTIONS_BARE),
-							value(PROMPT, PROMPT_BARE), value(GENERATION, GENERATION_BARE));
+							value(PROMPT, PROMPT_BARE), value(GENERATION, GENERATION_BARE),
+							value(WAITING_BY_REASON, WAITING_BY_REASON),
+							value(PROMPT_BY_SOURCE, PROMPT_BY_SOURCE_BARE));
 				}
 			}
 			return null;

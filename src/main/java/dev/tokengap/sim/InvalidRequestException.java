@@ -27,6 +27,14 @@ final class InvalidRequestException extends RuntimeException {
 		return new InvalidRequestException(404, "NotFoundError", "model", "The model `" + model + "` does not exist.");
 	}
 
+	/**
+	 * The engine refuses new work for now, as vLLM does once its waiting queue holds
+	 * {@code --max-num-queued-reqs} requests.
+	 */
+	static InvalidRequestException serviceUnavailable(String message) {
+		return new InvalidRequestException(503, "ServiceUnavailableError", null, message);
+	}
+
 	int status() {
 		return this.status;
 	}

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 import org.apache.commons.logging.Log;
@@ -41,6 +42,10 @@ public final class SimEngine {
 
 	private final Queue<Runnable> inbox = new ConcurrentLinkedQueue<>();
 
+	// Submissions accepted but not yet in the scheduler's waiting queue: with the
+	// published waiting count, what max-num-queued-reqs is checked against.
+	private final AtomicInteger submitting = new AtomicInteger();
+
 	private final Thread thread;
 
 	private volatile boolean closed;
@@ -59,7 +64,7 @@ public final class SimEngine {
 	SimEngine(SimulatorProperties properties) {
 		properties.requireUsable();
 		this.properties = properties;
-		this.scheduler = new StepScheduler(properties);
+		this.scheduler = new StepScheduler(properties, this.metrics);
 		this.trace = new TokenTrace(properties.traceCapacity());
 		this.vocabulary = new TokenVocabulary(properties.seed());
 		this.completion = new StepCompletion(this.scheduler, this.metrics, this.trace);
@@ -124,11 +129,36 @@ public final class SimEngine {
 		return new VllmMetricsWriter.EngineGauges(this.running, this.waiting, this.kvCacheUsage, this.preemptions);
 	}
 
+	/**
+	 * Queues the sequence, or refuses it as vLLM does once {@code --max-num-queued-reqs}
+	 * requests wait.
+	 * @throws InvalidRequestException (503) when the waiting queue is full
+	 */
 	void submit(SimSequence sequence) {
-		command(() -> this.scheduler.enqueue(sequence));
+		reserveQueueSlot();
+		command(() -> {
+			this.scheduler.enqueue(sequence);
+			// Published before the submission stops counting, so a concurrent check
+			// always finds it in one place or the other.
+			this.waiting = this.scheduler.waitingCount();
+			this.submitting.decrementAndGet();
+		});
 		if (this.closed) {
 			sequence.sink().tryEmitError(new IllegalStateException("Simulator engine is closed"));
 		}
+	}
+
+	private void reserveQueueSlot() {
+		int limit = this.properties.maxNumQueuedReqs();
+		int pending;
+		do {
+			pending = this.submitting.get();
+			if (limit > 0 && pending + this.waiting >= limit) {
+				throw InvalidRequestException.serviceUnavailable("The engine's waiting queue is full ("
+						+ "max_num_queued_reqs=" + limit + "); the request was not queued. Please retry later.");
+			}
+		}
+		while (!this.submitting.compareAndSet(pending, pending + 1));
 	}
 
 	/**

@@ -21,6 +21,9 @@ final class SimSequence {
 
 	final int promptTokens;
 
+	/** What the prefix cache knows the prompt by, or {@code null}: never cached. */
+	final String promptText;
+
 	final int maxTokens;
 
 	final long arrivalNanos;
@@ -55,13 +58,32 @@ final class SimSequence {
 
 	long firstTokenNanos;
 
+	/**
+	 * Prompt tokens found in the prefix cache when first scheduled (vLLM's
+	 * {@code num_cached_tokens}), -1 before.
+	 */
+	int cachedPromptTokens = -1;
+
+	/** Prefix-cache hashes of the prompt's full blocks, computed on first use. */
+	long[] blockHashes;
+
+	/** Prompt blocks already added to the prefix cache. */
+	int cachedBlocksAdded;
+
 	private double[] interTokenSeconds = new double[16];
 
 	private int interTokenCount;
 
+	/** A sequence whose prompt the prefix cache cannot know, so never a hit. */
 	SimSequence(String traceId, int promptTokens, int maxTokens, TokenVocabulary.Texts texts, int engineStallToken,
 			long engineStallNanos) {
+		this(traceId, null, promptTokens, maxTokens, texts, engineStallToken, engineStallNanos);
+	}
+
+	SimSequence(String traceId, String promptText, int promptTokens, int maxTokens, TokenVocabulary.Texts texts,
+			int engineStallToken, long engineStallNanos) {
 		this.traceId = traceId;
+		this.promptText = promptText;
 		this.promptTokens = promptTokens;
 		this.maxTokens = maxTokens;
 		this.texts = texts;

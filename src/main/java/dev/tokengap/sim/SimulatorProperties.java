@@ -43,6 +43,11 @@ import org.springframework.validation.annotation.Validated;
  * opens with as reasoning: chat's {@code delta.reasoning}, a responses reasoning item, a
  * messages {@code thinking} block (a request's {@code X-Sim-Reasoning-Tokens} header
  * overrides it)
+ * @param maxNumQueuedReqs waiting requests at most before new ones are refused with 503, as
+ * vLLM's {@code --max-num-queued-reqs}; 0 admits everything (vLLM's default)
+ * @param prefixCaching whether a prompt's full blocks already computed for an earlier prompt
+ * with the same text prefix are reused instead of prefilled, as vLLM v1's automatic prefix
+ * caching (on by default there too)
  */
 @ConfigurationProperties("tokengap.sim")
 @Validated
@@ -57,7 +62,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 		@DefaultValue("128") @Positive int defaultMaxTokens, @DefaultValue("8192") @Positive int maxModelLen,
 		@DefaultValue("0ms") @DurationMin(nanos = 0) Duration metricsDelay,
 		@DefaultValue("4") @Positive int charsPerToken, @DefaultValue("100000") @Positive int traceCapacity,
-		@DefaultValue("0") @DecimalMin("0") @DecimalMax("1") double reasoningShare) {
+		@DefaultValue("0") @DecimalMin("0") @DecimalMax("1") double reasoningShare,
+		@DefaultValue("0") @PositiveOrZero int maxNumQueuedReqs, @DefaultValue("true") boolean prefixCaching) {
 
 	/**
 	 * The defaults, bound from the {@code @DefaultValue} literals so they live in one
@@ -90,6 +96,7 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 		if (!(this.reasoningShare >= 0 && this.reasoningShare <= 1)) {
 			throw new IllegalArgumentException("tokengap.sim.reasoning-share must be between 0 and 1");
 		}
+		requireNotNegative("max-num-queued-reqs", this.maxNumQueuedReqs);
 		long kvTokens = (long) this.numKvBlocks * this.blockSize;
 		if (kvTokens < this.maxModelLen) {
 			throw new IllegalArgumentException("tokengap.sim: a KV cache of " + kvTokens
@@ -158,6 +165,10 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 
 		private double reasoningShare;
 
+		private int maxNumQueuedReqs;
+
+		private boolean prefixCaching;
+
 		private Builder(SimulatorProperties p) {
 			this.port = p.port;
 			this.model = p.model;
@@ -176,6 +187,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			this.charsPerToken = p.charsPerToken;
 			this.traceCapacity = p.traceCapacity;
 			this.reasoningShare = p.reasoningShare;
+			this.maxNumQueuedReqs = p.maxNumQueuedReqs;
+			this.prefixCaching = p.prefixCaching;
 		}
 
 		public Builder port(int port) {
@@ -263,11 +276,22 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			return this;
 		}
 
+		public Builder maxNumQueuedReqs(int maxNumQueuedReqs) {
+			this.maxNumQueuedReqs = maxNumQueuedReqs;
+			return this;
+		}
+
+		public Builder prefixCaching(boolean prefixCaching) {
+			this.prefixCaching = prefixCaching;
+			return this;
+		}
+
 		public SimulatorProperties build() {
 			return new SimulatorProperties(this.port, this.model, this.seed, this.maxNumSeqs, this.maxNumBatchedTokens,
 					this.chunkedPrefill, this.blockSize, this.numKvBlocks, this.stepFixedCost, this.stepCostPerSeq,
 					this.stepCostPerPrefillToken, this.defaultMaxTokens, this.maxModelLen, this.metricsDelay,
-					this.charsPerToken, this.traceCapacity, this.reasoningShare);
+					this.charsPerToken, this.traceCapacity, this.reasoningShare,
+					this.maxNumQueuedReqs, this.prefixCaching);
 		}
 
 	}

@@ -39,6 +39,9 @@ final class StepCompletion {
 			}
 			boolean producesToken = scheduled.producesToken();
 			sequence.computed += scheduled.tokens();
+			if (scheduled.prefill()) {
+				this.scheduler.prefixCache().computed(sequence);
+			}
 			if (producesToken) {
 				emit(plan, scheduled, timing);
 			}
@@ -46,13 +49,14 @@ final class StepCompletion {
 	}
 
 	/**
-	 * As vLLM when the client goes away: out of the engine at once, counted, kept out of
-	 * the latencies.
+	 * As vLLM when the client goes away: out of the engine at once, kept out of the
+	 * latencies and of {@code vllm:request_success_total} (vLLM's API server drops the
+	 * request's state before any statistics are recorded, so its {@code abort} series does
+	 * not count client aborts).
 	 */
 	void abort(SimSequence sequence) {
 		if (sequence.active()) {
 			this.scheduler.remove(sequence, SimSequence.State.ABORTED);
-			this.metrics.aborted();
 		}
 	}
 
@@ -87,7 +91,8 @@ final class StepCompletion {
 		int otherPrefill = plan.prefillTokens() - (scheduled.prefill() ? scheduled.tokens() : 0);
 		this.trace.add(new TraceEntry(sequence.traceId, index, plan.stepId, timing.startNanos(), end,
 				timing.endEpochMillis(), end - timing.startNanos(), plan.batchSize(), otherPrefill,
-				sequence.preemptedSinceLastToken, sequence.stalledSinceLastToken, since));
+				sequence.preemptedSinceLastToken, sequence.stalledSinceLastToken, since, plan.waiting(),
+				plan.kvCacheUsage(), Math.max(0, sequence.cachedPromptTokens)));
 		if (index == 0) {
 			sequence.firstTokenNanos = end;
 		}

@@ -31,6 +31,10 @@ final class StepPlan {
 
 	private long injectedStallNanos;
 
+	private int waiting;
+
+	private double kvCacheUsage;
+
 	StepPlan(long stepId) {
 		this.stepId = stepId;
 	}
@@ -41,6 +45,20 @@ final class StepPlan {
 		if (prefill) {
 			this.prefillTokens += tokens;
 		}
+	}
+
+	/** The engine's queue and KV cache once the step was scheduled, for the trace. */
+	void engineState(int waiting, double kvCacheUsage) {
+		this.waiting = waiting;
+		this.kvCacheUsage = kvCacheUsage;
+	}
+
+	int waiting() {
+		return this.waiting;
+	}
+
+	double kvCacheUsage() {
+		return this.kvCacheUsage;
 	}
 
 	void addInjectedStall(long nanos) {

@@ -10,13 +10,18 @@ import java.util.function.Consumer;
  * Continuous batching as vLLM v1 schedules it: running sequences first, in admission
  * order, then the waiting queue in FIFO order, all sharing one token budget per step. A
  * running sequence that needs a KV block when none is free preempts the most recently
- * admitted one by recompute. Owned by the engine thread.
+ * admitted one by recompute. A prompt's blocks found in the prefix cache are not
+ * prefilled again. Owned by the engine thread.
  */
 final class StepScheduler {
 
 	private final SimulatorProperties properties;
 
 	private final KvBlockPool pool;
+
+	private final PrefixCache prefixCache;
+
+	private final VllmMetrics metrics;
 
 	// Admission order: the last element is the first to be preempted.
 	private final List<SimSequence> running = new ArrayList<>();
@@ -28,8 +33,15 @@ final class StepScheduler {
 	private boolean preemptedInStep;
 
 	StepScheduler(SimulatorProperties properties) {
+		this(properties, new VllmMetrics());
+	}
+
+	StepScheduler(SimulatorProperties properties, VllmMetrics metrics) {
 		this.properties = properties;
 		this.pool = new KvBlockPool(properties.blockSize(), properties.numKvBlocks());
+		this.prefixCache = new PrefixCache(properties.prefixCaching(), properties.blockSize(),
+				properties.numKvBlocks());
+		this.metrics = metrics;
 	}
 
 	void enqueue(SimSequence sequence) {
@@ -46,6 +58,7 @@ final class StepScheduler {
 			admitWaiting(plan, budget);
 		}
 		applyEngineStalls(plan);
+		plan.engineState(this.waiting.size(), this.pool.usage());
 		return plan;
 	}
 
@@ -65,7 +78,8 @@ final class StepScheduler {
 	private void admitWaiting(StepPlan plan, int budget) {
 		while (budget > 0 && !this.waiting.isEmpty() && this.running.size() < this.properties.maxNumSeqs()) {
 			SimSequence sequence = this.waiting.peekFirst();
-			int tokens = chunk(sequence.pendingTokens(), budget);
+			int cached = this.prefixCache.cachedTokens(sequence);
+			int tokens = chunk(sequence.pendingTokens() - cached, budget);
 			// Without chunking a prompt over the budget still goes in whole, but alone
 			// among prefills.
 			if (tokens > budget && plan.prefillTokens() > 0) {
@@ -76,11 +90,23 @@ final class StepScheduler {
 				return;
 			}
 			this.waiting.pollFirst();
-			sequence.blocks = blocks;
-			sequence.state = SimSequence.State.RUNNING;
-			this.running.add(sequence);
+			admit(sequence, blocks, cached);
 			plan.add(sequence, tokens, true);
 			budget -= tokens;
+		}
+	}
+
+	private void admit(SimSequence sequence, int blocks, int cached) {
+		sequence.blocks = blocks;
+		sequence.state = SimSequence.State.RUNNING;
+		sequence.computed = cached;
+		this.running.add(sequence);
+		if (sequence.cachedPromptTokens < 0) {
+			sequence.cachedPromptTokens = cached;
+		}
+		if (this.prefixCache.enabled()) {
+			this.prefixCache.touch(sequence, cached);
+			this.metrics.prefixCacheQueried(sequence.totalTokens(), cached);
 		}
 	}
 
@@ -171,6 +197,10 @@ final class StepScheduler {
 
 	KvBlockPool pool() {
 		return this.pool;
+	}
+
+	PrefixCache prefixCache() {
+		return this.prefixCache;
 	}
 
 }

@@ -20,9 +20,14 @@ package dev.tokengap.sim;
  * lengthened a step since this request's previous token
  * @param sincePreviousTokenNanos time since the request's previous token; for token 0
  * since the request's arrival in the engine
+ * @param waitingForCapacity requests left in the waiting queue when the step was scheduled
+ * (the simulator defers none, so all wait for capacity)
+ * @param kvCacheUsage fraction of KV blocks in use when the step was scheduled
+ * @param cachedPromptTokens this request's prompt tokens served from the prefix cache
  */
 public record TraceEntry(String requestId, int tokenIndex, long stepId, long stepStartNanos, long stepEndNanos,
 		long stepEndEpochMillis, long stepDurationNanos, int batchSize, int prefillTokensFromOthers, boolean preempted,
-		boolean injectedStall, long sincePreviousTokenNanos) {
+		boolean injectedStall, long sincePreviousTokenNanos, int waitingForCapacity, double kvCacheUsage,
+		int cachedPromptTokens) {
 
 }

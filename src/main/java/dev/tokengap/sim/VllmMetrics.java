@@ -8,8 +8,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 /**
  * The engine-side statistics vLLM v1 exports, measured where vLLM measures them: from
  * arrival in the engine to outputs, per step, with no HTTP in the interval. Aborted
- * requests reach no latency histogram, so their samples are held per request and recorded
- * only when the request finishes.
+ * requests reach no latency histogram and no {@code request_success_total} series, so
+ * their samples are held per request and recorded only when the request finishes.
  */
 final class VllmMetrics {
 
@@ -29,11 +29,26 @@ final class VllmMetrics {
 
 	static final int LENGTH = 1;
 
-	static final int ABORT = 2;
+	/** vLLM's prompt token sources, in its order. */
+	static final List<String> PROMPT_SOURCES = List.of("local_compute", "local_cache_hit", "external_kv_transfer");
+
+	static final int LOCAL_COMPUTE = 0;
+
+	static final int LOCAL_CACHE_HIT = 1;
+
+	static final int EXTERNAL_KV_TRANSFER = 2;
 
 	final double createdEpochSeconds;
 
 	final AtomicLong promptTokens = new AtomicLong();
+
+	/** Prompt tokens by source, counted as {@link #promptTokens} is: at the first token. */
+	final AtomicLongArray promptTokensBySource = new AtomicLongArray(PROMPT_SOURCES.size());
+
+	/** Tokens looked up in the prefix cache, at every admission (after preemption too). */
+	final AtomicLong prefixCacheQueries = new AtomicLong();
+
+	final AtomicLong prefixCacheHits = new AtomicLong();
 
 	final AtomicLong generationTokens = new AtomicLong();
 
@@ -61,8 +76,21 @@ final class VllmMetrics {
 	void tokenProduced(SimSequence sequence, boolean first) {
 		this.generationTokens.incrementAndGet();
 		if (first) {
+			int cached = Math.max(0, sequence.cachedPromptTokens);
 			this.promptTokens.addAndGet(sequence.promptTokens);
+			this.promptTokensBySource.addAndGet(LOCAL_COMPUTE, sequence.promptTokens - cached);
+			this.promptTokensBySource.addAndGet(LOCAL_CACHE_HIT, cached);
 		}
+	}
+
+	void prefixCacheQueried(int tokens, int hits) {
+		this.prefixCacheQueries.addAndGet(tokens);
+		this.prefixCacheHits.addAndGet(hits);
+	}
+
+	/** {@code vllm:prompt_tokens_cached_total}: local and external cache hits. */
+	long promptTokensCached() {
+		return this.promptTokensBySource.get(LOCAL_CACHE_HIT) + this.promptTokensBySource.get(EXTERNAL_KV_TRANSFER);
 	}
 
 	void finished(SimSequence sequence) {
@@ -76,10 +104,6 @@ final class VllmMetrics {
 			this.requestTimePerOutputToken.observe(decode / (sequence.generated - 1));
 		}
 		this.e2eRequestLatency.observe(seconds(sequence.lastTokenNanos - sequence.arrivalNanos));
-	}
-
-	void aborted() {
-		this.requestSuccess.incrementAndGet(ABORT);
 	}
 
 	static double seconds(long nanos) {

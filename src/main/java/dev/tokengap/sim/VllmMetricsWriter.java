@@ -3,7 +3,8 @@ package dev.tokengap.sim;
 /**
  * Writes the simulator's {@code /metrics} in Prometheus text format 0.0.4 the way vLLM
  * v1's {@code prometheus_client} does: HELP and TYPE lines, labels in sorted order
- * ({@code engine}, {@code finished_reason}, {@code le}, {@code model_name}),
+ * ({@code engine}, {@code finished_reason}, {@code le}, {@code model_name},
+ * {@code reason}, {@code source}),
  * {@code _created} gauges, every value as a Python float. These are vLLM's names, not
  * tokengap's, so no Micrometer.
  */
@@ -23,10 +24,18 @@ final class VllmMetricsWriter {
 		StringBuilder out = new StringBuilder(16384);
 		gauge(out, "vllm:num_requests_running", "Number of requests in model execution batches.", gauges.running());
 		gauge(out, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", gauges.waiting());
+		waitingByReason(out, gauges);
 		gauge(out, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", gauges.kvCacheUsage());
+		counter(out, metrics, "vllm:prefix_cache_queries",
+				"Prefix cache queries, in terms of number of queried tokens.", metrics.prefixCacheQueries.get());
+		counter(out, metrics, "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
+				metrics.prefixCacheHits.get());
 		counter(out, metrics, "vllm:num_preemptions", "Cumulative number of preemption from the engine.",
 				gauges.preemptions());
 		counter(out, metrics, "vllm:prompt_tokens", "Number of prefill tokens processed.", metrics.promptTokens.get());
+		promptTokensBySource(out, metrics);
+		counter(out, metrics, "vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).",
+				metrics.promptTokensCached());
 		counter(out, metrics, "vllm:generation_tokens", "Number of generation tokens processed.",
 				metrics.generationTokens.get());
 		requestSuccess(out, metrics);
@@ -52,6 +61,35 @@ final class VllmMetricsWriter {
 		header(out, base + "_total", help, "counter");
 		sample(out, base + "_total", "", value);
 		created(out, metrics, base + "_created", help);
+	}
+
+	/**
+	 * The simulator defers no request (no LoRA budget, KV transfer or blocked status), so
+	 * its whole queue waits for capacity.
+	 */
+	private void waitingByReason(StringBuilder out, EngineGauges gauges) {
+		String name = "vllm:num_requests_waiting_by_reason";
+		header(out, name, "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for "
+				+ "scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, "
+				+ "blocked status). Sum of all reasons equals vllm:num_requests_waiting.", "gauge");
+		sample(out, name, "", "reason=\"capacity\"", gauges.waiting());
+		sample(out, name, "", "reason=\"deferred\"", 0);
+	}
+
+	private void promptTokensBySource(StringBuilder out, VllmMetrics metrics) {
+		String help = "Number of prompt tokens by source.";
+		header(out, "vllm:prompt_tokens_by_source_total", help, "counter");
+		for (int i = 0; i < VllmMetrics.PROMPT_SOURCES.size(); i++) {
+			sample(out, "vllm:prompt_tokens_by_source_total", "", source(i), metrics.promptTokensBySource.get(i));
+		}
+		header(out, "vllm:prompt_tokens_by_source_created", help, "gauge");
+		for (int i = 0; i < VllmMetrics.PROMPT_SOURCES.size(); i++) {
+			sample(out, "vllm:prompt_tokens_by_source_created", "", source(i), metrics.createdEpochSeconds);
+		}
+	}
+
+	private static String source(int index) {
+		return "source=\"" + VllmMetrics.PROMPT_SOURCES.get(index) + "\"";
 	}
 
 	private void requestSuccess(StringBuilder out, VllmMetrics metrics) {
@@ -92,15 +130,24 @@ final class VllmMetricsWriter {
 	}
 
 	/**
-	 * {@code extraLabel} sorts between {@code engine} and {@code model_name}, as both of
-	 * ours do.
+	 * {@code extraLabel} sorts between {@code engine} and {@code model_name}, as
+	 * {@code finished_reason} and {@code le} do.
 	 */
 	private void sample(StringBuilder out, String name, String extraLabel, double value) {
+		sample(out, name, extraLabel, "", value);
+	}
+
+	/** {@code trailingLabel} sorts after {@code model_name}, as {@code reason} and {@code source} do. */
+	private void sample(StringBuilder out, String name, String extraLabel, String trailingLabel, double value) {
 		out.append(name).append('{').append(this.engineLabel).append(',');
 		if (!extraLabel.isEmpty()) {
 			out.append(extraLabel).append(',');
 		}
-		out.append(this.modelLabel).append("} ").append(PythonFloats.goString(value)).append('\n');
+		out.append(this.modelLabel);
+		if (!trailingLabel.isEmpty()) {
+			out.append(',').append(trailingLabel);
+		}
+		out.append("} ").append(PythonFloats.goString(value)).append('\n');
 	}
 
 	private static String escape(String labelValue) {

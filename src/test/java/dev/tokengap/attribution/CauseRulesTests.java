@@ -27,6 +27,12 @@ class CauseRulesTests {
 		return new EngineSample(ms * MS, running, waiting, Double.NaN, kv, preemptions, prompt, 0);
 	}
 
+	/** A sample of an engine with the by-reason and by-source families (vLLM since 2026). */
+	static EngineSample newer(long ms, double running, double waiting, double capacity, double kv,
+			double prompt, double computed) {
+		return new EngineSample(ms * MS, running, waiting, Double.NaN, kv, 0, prompt, 0, capacity, computed);
+	}
+
 	static Evidence evidence(Spike spike, long[] firstTokens, EngineSample... window) {
 		return Evidence.of(spike, window, 500 * MS, firstTokens);
 	}
@@ -92,6 +98,40 @@ class CauseRulesTests {
 	}
 
 	@Test
+	void aLongPromptServedFromThePrefixCacheIsNotPrefillInterference() {
+		Evidence evidence = evidence(LATE, new long[] { 1, 4000 }, newer(900, 4, 0, 0, 0.5, 100, 100),
+				newer(1400, 5, 0, 0, 0.5, 4100, 116));
+		assertThat(evidence.promptTokens()).isEqualTo(4000);
+		assertThat(evidence.promptTokensComputed()).isEqualTo(16);
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.ENGINE_OTHER);
+	}
+
+	@Test
+	void promptTokensTheEngineComputedAreStillPrefillInterference() {
+		Evidence evidence = evidence(LATE, NONE, newer(900, 4, 0, 0, 0.5, 100, 100),
+				newer(1400, 4, 0, 0, 0.5, 6100, 2100));
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
+	}
+
+	@Test
+	void manyCachedPromptsJoiningAreBatchGrowthNotPrefill() {
+		Evidence evidence = evidence(LATE, new long[] { 30, 60_000 }, newer(900, 2, 0, 0, 0.3, 0, 0),
+				newer(1400, 2, 0, 0, 0.3, 60_000, 480));
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.BATCH_GROWTH);
+	}
+
+	@Test
+	void withoutTheLocalComputeCounterTheEstimateAndThePromptCounterStillCount() {
+		Evidence seen = evidence(LATE, new long[] { 1, 4000 }, sample(900, 4, 0, 0.5, 0, 0),
+				newer(1400, 5, 0, 0, 0.5, 16, 16));
+		assertThat(seen.promptTokensComputed()).as("one sample from before the engine had it").isNull();
+		assertThat(CauseRules.decide(LATE, seen, PROPERTIES)).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
+		Evidence counted = evidence(LATE, NONE, sample(900, 4, 0, 0.5, 0, 100), sample(1400, 4, 0, 0.5, 0, 2100));
+		assertThat(counted.promptTokensComputed()).isNull();
+		assertThat(CauseRules.decide(LATE, counted, PROPERTIES)).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
+	}
+
+	@Test
 	void aMarkedRiseOfTheRunningCountIsBatchGrowth() {
 		Evidence evidence = evidence(LATE, NONE, sample(900, 2, 0, 0.3, 0, 0), sample(1200, 30, 0, 0.3, 0, 300),
 				sample(1400, 2, 0, 0.3, 0, 300));
@@ -108,6 +148,28 @@ class CauseRulesTests {
 	@Test
 	void aWaitingQueueWithANearlyFullKvCacheIsQueuePressure() {
 		Evidence evidence = evidence(LATE, NONE, sample(900, 8, 3, 0.95, 0, 0), sample(1400, 8, 4, 0.96, 0, 0));
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.QUEUE_PRESSURE);
+	}
+
+	@Test
+	void requestsWaitingForCapacityWithANearlyFullKvCacheAreQueuePressure() {
+		Evidence evidence = evidence(LATE, NONE, newer(900, 8, 5, 2, 0.95, 0, 0), newer(1400, 8, 5, 3, 0.96, 0, 0));
+		assertThat(evidence.waitingForCapacityMax()).isEqualTo(3);
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.QUEUE_PRESSURE);
+	}
+
+	@Test
+	void aQueueOfOnlyDeferredRequestsIsNotQueuePressure() {
+		Evidence evidence = evidence(LATE, NONE, newer(900, 8, 3, 0, 0.95, 0, 0), newer(1400, 8, 4, 0, 0.96, 0, 0));
+		assertThat(evidence.waitingMax()).isEqualTo(4);
+		assertThat(evidence.waitingForCapacityMax()).isZero();
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.ENGINE_OTHER);
+	}
+
+	@Test
+	void withoutTheByReasonGaugeThePlainWaitingGaugeCounts() {
+		Evidence evidence = evidence(LATE, NONE, newer(900, 8, 3, 0, 0.95, 0, 0), sample(1400, 8, 4, 0.96, 0, 0));
+		assertThat(evidence.waitingForCapacityMax()).as("one sample from before the engine had it").isNull();
 		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.QUEUE_PRESSURE);
 	}
 

@@ -49,21 +49,37 @@ abstract class ScenarioSupport {
 
 	final AtomicInteger gaps = new AtomicInteger();
 
-	/** One request's options. */
+	/**
+	 * One request's options. Its prompt starts with its id, so that no two prompts share a
+	 * prefix-cache block, unless it asks for a shared prefix: then its first {@code sharedChars}
+	 * characters are the same as every other such request's.
+	 */
 	record Request(String id, int promptChars, int maxTokens, Map<String, String> headers, int pauseAfterEvents,
-			Duration pause) {
+			Duration pause, int sharedChars) {
 
 		static Request of(String id, int promptChars, int maxTokens) {
-			return new Request(id, promptChars, maxTokens, Map.of(), -1, Duration.ZERO);
+			return new Request(id, promptChars, maxTokens, Map.of(), -1, Duration.ZERO, 0);
 		}
 
 		Request with(String header, String value) {
 			return new Request(this.id, this.promptChars, this.maxTokens, Map.of(header, value),
-					this.pauseAfterEvents, this.pause);
+					this.pauseAfterEvents, this.pause, this.sharedChars);
 		}
 
 		Request pausingAfter(int events, Duration pause) {
-			return new Request(this.id, this.promptChars, this.maxTokens, this.headers, events, pause);
+			return new Request(this.id, this.promptChars, this.maxTokens, this.headers, events, pause,
+					this.sharedChars);
+		}
+
+		Request sharingPrefix(int chars) {
+			return new Request(this.id, this.promptChars, this.maxTokens, this.headers, this.pauseAfterEvents,
+					this.pause, chars);
+		}
+
+		String prompt() {
+			String shared = "s".repeat(Math.min(this.sharedChars, this.promptChars));
+			String own = this.id + " " + "p".repeat(this.promptChars);
+			return (shared + own).substring(0, this.promptChars);
 		}
 
 	}
@@ -80,6 +96,11 @@ abstract class ScenarioSupport {
 		Mono.when(streams).block(Duration.ofSeconds(60));
 	}
 
+	/** Sends an unscored request and waits for its end, e.g. to fill the prefix cache. */
+	void prime(Request request) {
+		send(request).block(Duration.ofSeconds(60));
+	}
+
 	/** Starts a scored streamed chat completion; the Mono completes when the stream has ended. */
 	Mono<Void> start(Request request) {
 		this.requestIds.add(request.id());
@@ -89,7 +110,7 @@ abstract class ScenarioSupport {
 
 	private Mono<Void> send(Request request) {
 		String body = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":" + request.maxTokens()
-				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + "p".repeat(request.promptChars()) + "\"}]}";
+				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + request.prompt() + "\"}]}";
 		HttpClient client = HttpClient.create(ConnectionProvider.newConnection())
 			.headers((h) -> {
 				h.set("content-type", "application/json");
@@ -192,6 +213,24 @@ abstract class ScenarioSupport {
 			return SpikeCause.BATCH_GROWTH;
 		}
 		return SpikeCause.ENGINE_OTHER;
+	}
+
+	/**
+	 * As {@link #truthFromTrace}, and a late engine step that nothing in it explains is queue
+	 * pressure when, as the step was scheduled, requests waited for capacity and the KV cache was
+	 * over 0.9 full: the engine's state at the step itself, which tokengap sees only through
+	 * scrapes.
+	 */
+	SpikeCause truthWithQueue(SpikeRecord spike) {
+		SpikeCause cause = truthFromTrace(spike);
+		List<TraceEntry> trace = this.simulator.engine().trace(spike.requestId());
+		TraceEntry entry = find(trace, spike.tokenIndex());
+		TraceEntry previous = find(trace, spike.tokenIndex() - 1);
+		if (cause != SpikeCause.ENGINE_OTHER || entry == null || previous == null
+				|| entry.stepEndNanos() - previous.stepEndNanos() < spike.thresholdMs() * 1_000_000) {
+			return cause;
+		}
+		return (entry.waitingForCapacity() > 0 && entry.kvCacheUsage() > 0.9) ? SpikeCause.QUEUE_PRESSURE : cause;
 	}
 
 	private static double medianBatch(List<TraceEntry> trace) {

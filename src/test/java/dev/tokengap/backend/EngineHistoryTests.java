@@ -63,10 +63,14 @@ class EngineHistoryTests {
 	@Test
 	void keepsEveryFieldOfASample() {
 		EngineHistory history = new EngineHistory(2);
-		EngineSample sample = new EngineSample(5, 1, 2, Double.NaN, 0.5, 3, 4, 6);
+		EngineSample sample = new EngineSample(5, 1, 2, Double.NaN, 0.5, 3, 4, 6, 1, 2);
 		history.append(sample);
 		assertThat(history.latest()).isEqualTo(sample);
 		assertThat(history.window(5, 5)).containsExactly(sample);
+		EngineSample older = new EngineSample(6, 1, 2, Double.NaN, 0.5, 3, 4, 6);
+		history.append(older);
+		assertThat(history.latest().waitingForCapacity()).as("an older engine's").isNaN();
+		assertThat(history.latest().promptTokensComputed()).isNaN();
 		assertThat(history.isEmpty()).isFalse();
 	}
 
@@ -138,7 +142,7 @@ class EngineHistoryTests {
 
 	/** A sample whose every field is derived from its time, so a mix of two samples shows. */
 	private static EngineSample sample(long t) {
-		return new EngineSample(t, t, t * 2, t * 3, t * 4, t * 5, t * 6, t * 7);
+		return new EngineSample(t, t, t * 2, t * 3, t * 4, t * 5, t * 6, t * 7, t * 8, t * 9);
 	}
 
 	private static void assertConsistent(EngineSample sample) {

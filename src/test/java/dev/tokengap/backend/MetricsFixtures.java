@@ -13,6 +13,12 @@ final class MetricsFixtures {
 
 	static final String V1_FULL = "v1-full.txt";
 
+	/** {@link #V1_FULL} of a busy engine: deferred requests, prefix-cache hits, KV transfers. */
+	static final String V1_BUSY = "v1-busy-prefix-cache.txt";
+
+	/** {@link #V1_FULL} without the families added in 2026 (by reason, by source, cached). */
+	static final String V1_BEFORE_2026 = "v1-before-2026.txt";
+
 	static final String DESIGN_DOC_EXCERPT = "v1-design-doc-excerpt.txt";
 
 	static final String PID_EXCERPT = "v1-multiprocess-pid-excerpt.txt";

@@ -29,6 +29,8 @@ class VllmMetricsReaderTests {
 			vllm:num_preemptions{%1$s} 4.0
 			vllm:prompt_tokens{%1$s} 10.0
 			vllm:generation_tokens{%1$s} 20.0
+			vllm:prompt_tokens_by_source{%1$s,source="local_compute"} 7.0
+			vllm:prompt_tokens_by_source{%1$s,source="local_cache_hit"} 3.0
 			""".formatted(MODEL);
 
 	/** Two data-parallel engines (V1 names), one nearly full. */
@@ -59,9 +61,29 @@ class VllmMetricsReaderTests {
 			vllm:num_requests_running{engine="0",%1$s,pid="277"} 2.0
 			vllm:num_requests_waiting{engine="0",%1$s,pid="273"} 1.0
 			vllm:num_requests_waiting{engine="0",%1$s,pid="275"} 1.0
+			vllm:num_requests_waiting_by_reason{engine="0",%1$s,pid="273",reason="capacity"} 1.0
+			vllm:num_requests_waiting_by_reason{engine="0",%1$s,pid="273",reason="deferred"} 0.0
+			vllm:num_requests_waiting_by_reason{engine="0",%1$s,pid="275",reason="capacity"} 0.0
+			vllm:num_requests_waiting_by_reason{engine="0",%1$s,pid="275",reason="deferred"} 1.0
 			vllm:kv_cache_usage_perc{engine="0",%1$s,pid="277"} 0.0
 			vllm:kv_cache_usage_perc{engine="0",%1$s,pid="275"} 0.0
 			vllm:kv_cache_usage_perc{engine="0",%1$s,pid="273"} 0.6530455880475035
+			""".formatted(MODEL);
+
+	/**
+	 * A full KV cache whose whole queue is deferred (LoRA budget, KV transfer), and whose prompts
+	 * all came from the prefix cache.
+	 */
+	private static final String ONLY_DEFERRED = """
+			vllm:num_requests_running{engine="0",%1$s} 2.0
+			vllm:num_requests_waiting{engine="0",%1$s} 3.0
+			vllm:num_requests_waiting_by_reason{engine="0",%1$s,reason="capacity"} 0.0
+			vllm:num_requests_waiting_by_reason{engine="0",%1$s,reason="deferred"} 3.0
+			vllm:kv_cache_usage_perc{engine="0",%1$s} 0.97
+			vllm:prompt_tokens_total{engine="0",%1$s} 900.0
+			vllm:prompt_tokens_by_source_total{engine="0",%1$s,source="local_compute"} 0.0
+			vllm:prompt_tokens_by_source_total{engine="0",%1$s,source="local_cache_hit"} 900.0
+			vllm:prompt_tokens_by_source_created{engine="0",%1$s,source="local_compute"} 1.7769301736866863e+09
 			""".formatted(MODEL);
 
 	/** An engine between 0.10 and 0.11 writing both KV names. */
@@ -77,24 +99,35 @@ class VllmMetricsReaderTests {
 	static Stream<Arguments> expositions() {
 		return Stream.of(
 				arguments("v1-full.txt (idle V1 engine)", MetricsFixtures.exposition(MetricsFixtures.V1_FULL),
-						new double[] { 0, 0, NaN, 0, 0, 0, 0 }),
+						new double[] { 0, 0, NaN, 0, 0, 0, 0, 0, 0 }),
+				arguments("v1-busy-prefix-cache.txt (deferred requests, prefix-cache hits, KV transfers)",
+						MetricsFixtures.exposition(MetricsFixtures.V1_BUSY),
+						new double[] { 6, 5, NaN, 0.9318181818181818, 2, 12000, 2350, 3, 4000 }),
+				arguments("v1-before-2026.txt (no by-reason or by-source families)",
+						MetricsFixtures.exposition(MetricsFixtures.V1_BEFORE_2026),
+						new double[] { 0, 0, NaN, 0, 0, 0, 0, NaN, NaN }),
 				arguments("design-doc excerpt", MetricsFixtures.exposition(MetricsFixtures.DESIGN_DOC_EXCERPT),
-						new double[] { 8, NaN, NaN, NaN, NaN, NaN, 27453 }),
+						new double[] { 8, NaN, NaN, NaN, NaN, NaN, 27453, NaN, NaN }),
 				arguments("pid excerpt", MetricsFixtures.exposition(MetricsFixtures.PID_EXCERPT),
-						new double[] { NaN, NaN, NaN, 0.6530455880475035, NaN, NaN, NaN }),
-				arguments("V0 engine", V0, new double[] { 5, 3, 2, 0.42, 7, 1000, 2000 }),
-				arguments("counters without _total", BARE_COUNTERS, new double[] { 1, NaN, NaN, NaN, 4, 10, 20 }),
-				arguments("data-parallel engines", DATA_PARALLEL, new double[] { 14, 4, NaN, 0.93, 12, 12000, 700 }),
+						new double[] { NaN, NaN, NaN, 0.6530455880475035, NaN, NaN, NaN, NaN, NaN }),
+				arguments("V0 engine", V0, new double[] { 5, 3, 2, 0.42, 7, 1000, 2000, NaN, NaN }),
+				arguments("counters without _total", BARE_COUNTERS,
+						new double[] { 1, NaN, NaN, NaN, 4, 10, 20, NaN, 7 }),
+				arguments("data-parallel engines", DATA_PARALLEL,
+						new double[] { 14, 4, NaN, 0.93, 12, 12000, 700, 4, 5000 }),
 				arguments("OpenMetrics data-parallel engines",
 						"# TYPE vllm:num_preemptions counter\n" + DATA_PARALLEL + "# EOF\n",
-						new double[] { 14, 4, NaN, 0.93, 12, 12000, 700 }),
+						new double[] { 14, 4, NaN, 0.93, 12, 12000, 700, 4, 5000 }),
 				arguments("API server processes", MULTI_PROCESS,
-						new double[] { 5, 2, NaN, 0.6530455880475035, NaN, NaN, NaN }),
+						new double[] { 5, 2, NaN, 0.6530455880475035, NaN, NaN, NaN, 1, NaN }),
+				arguments("only deferred requests waiting", ONLY_DEFERRED,
+						new double[] { 2, 3, NaN, 0.97, NaN, 900, NaN, 0, 0 }),
 				arguments("both KV names and both preemption names", BOTH_KV_NAMES,
-						new double[] { NaN, NaN, NaN, 0.25, 3, NaN, NaN }),
-				arguments("CRLF V0 engine", V0.replace("\n", "\r\n"), new double[] { 5, 3, 2, 0.42, 7, 1000, 2000 }),
+						new double[] { NaN, NaN, NaN, 0.25, 3, NaN, NaN, NaN, NaN }),
+				arguments("CRLF V0 engine", V0.replace("\n", "\r\n"),
+						new double[] { 5, 3, 2, 0.42, 7, 1000, 2000, NaN, NaN }),
 				arguments("NaN gauge", "vllm:kv_cache_usage_perc{engine=\"0\"} NaN\nvllm:num_requests_running 1\n",
-						new double[] { 1, NaN, NaN, NaN, NaN, NaN, NaN }));
+						new double[] { 1, NaN, NaN, NaN, NaN, NaN, NaN, NaN, NaN }));
 	}
 
 	@ParameterizedTest(name = "{0}")
@@ -104,7 +137,8 @@ class VllmMetricsReaderTests {
 		assertThat(sample).isNotNull();
 		assertThat(sample.nanos()).isEqualTo(123_456_789L);
 		double[] actual = { sample.running(), sample.waiting(), sample.swapped(), sample.kvUsage(),
-				sample.preemptions(), sample.promptTokens(), sample.generationTokens() };
+				sample.preemptions(), sample.promptTokens(), sample.generationTokens(), sample.waitingForCapacity(),
+				sample.promptTokensComputed() };
 		assertThat(Arrays.toString(actual)).isEqualTo(Arrays.toString(expected));
 	}
 

@@ -57,7 +57,9 @@ class MetricsHandlerTests {
 			}
 			Matcher sample = SAMPLE.matcher(line);
 			assertThat(sample.matches()).as(line).isTrue();
-			assertThat(sample.group(2)).startsWith("engine=\"0\",").endsWith(MODEL_LABEL);
+			// Sorted as prometheus_client sorts them: reason and source after model_name.
+			assertThat(sample.group(2)).startsWith("engine=\"0\",")
+				.matches(".*" + Pattern.quote(MODEL_LABEL) + "(,(reason|source)=\"[a-z_]+\")?");
 			Double.parseDouble(sample.group(3).replace("+Inf", "Infinity"));
 		}
 	}
@@ -71,7 +73,10 @@ class MetricsHandlerTests {
 				"vllm:kv_cache_usage_perc", "vllm:num_preemptions_total", "vllm:prompt_tokens_total",
 				"vllm:generation_tokens_total", "vllm:request_success_total", "vllm:time_to_first_token_seconds",
 				"vllm:inter_token_latency_seconds", "vllm:e2e_request_latency_seconds",
-				"vllm:request_time_per_output_token_seconds", "vllm:iteration_tokens_total");
+				"vllm:request_time_per_output_token_seconds", "vllm:iteration_tokens_total",
+				"vllm:num_requests_waiting_by_reason", "vllm:prompt_tokens_by_source_total",
+				"vllm:prompt_tokens_by_source_created", "vllm:prompt_tokens_cached_total",
+				"vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total");
 		ours.forEach((family, lines) -> assertThat(lines).as(family).isEqualTo(vllm.get(family)));
 	}
 
@@ -98,6 +103,10 @@ class MetricsHandlerTests {
 		Map<String, Double> values = values(this.client.get("/metrics").body());
 		assertThat(values.get("vllm:generation_tokens_total")).isEqualTo(5.0);
 		assertThat(values.get("vllm:prompt_tokens_total")).isEqualTo(2.0);
+		assertThat(values.get("vllm:prompt_tokens_by_source_total{source=\"local_compute\"}")).isEqualTo(2.0);
+		assertThat(values.get("vllm:prompt_tokens_by_source_total{source=\"local_cache_hit\"}")).isZero();
+		assertThat(values.get("vllm:prompt_tokens_by_source_total{source=\"external_kv_transfer\"}")).isZero();
+		assertThat(values.get("vllm:prompt_tokens_cached_total")).isZero();
 		assertThat(values.get("vllm:request_success_total{finished_reason=\"length\"}")).isEqualTo(1.0);
 		assertThat(values.get("vllm:time_to_first_token_seconds_count")).isEqualTo(1.0);
 		assertThat(values.get("vllm:inter_token_latency_seconds_count")).isEqualTo(4.0);
@@ -108,11 +117,45 @@ class MetricsHandlerTests {
 	}
 
 	@Test
-	void anAbortedRequestStaysOutOfTheLatencyHistograms() {
+	void aRepeatedPromptCountsItsCachedTokensBySourceAndInTheTotal() {
+		for (int i = 0; i < 2; i++) {
+			this.client.post(CHAT, chatBody("y".repeat(400), 2, false, ""));
+		}
+		Map<String, Double> values = values(this.client.get("/metrics").body());
+		assertThat(values.get("vllm:prompt_tokens_total")).as("cache hits count too").isEqualTo(200.0);
+		assertThat(values.get("vllm:prompt_tokens_by_source_total{source=\"local_compute\"}")).isEqualTo(104.0);
+		assertThat(values.get("vllm:prompt_tokens_by_source_total{source=\"local_cache_hit\"}")).isEqualTo(96.0);
+		assertThat(values.get("vllm:prompt_tokens_by_source_total{source=\"external_kv_transfer\"}")).isZero();
+		assertThat(values.get("vllm:prompt_tokens_cached_total")).isEqualTo(96.0);
+		assertThat(values.get("vllm:prefix_cache_queries_total")).isEqualTo(200.0);
+		assertThat(values.get("vllm:prefix_cache_hits_total")).isEqualTo(96.0);
+	}
+
+	@Test
+	void theWholeQueueWaitsForCapacity() {
+		try (SimulatorServer single = FastSimulator.start(FastSimulator.properties().maxNumSeqs(1).build())) {
+			SseTestClient client = new SseTestClient(single);
+			List<Disposable> streams = List.of(client.stream(CHAT, chatBody("one", 1000), Map.of()).subscribe(),
+					client.stream(CHAT, chatBody("two", 1000), Map.of()).subscribe(),
+					client.stream(CHAT, chatBody("three", 1000), Map.of()).subscribe());
+			await().atMost(Duration.ofSeconds(5)).until(() -> single.engine().waiting() == 2);
+			Map<String, Double> values = values(client.get("/metrics").body());
+			assertThat(values.get("vllm:num_requests_waiting")).isEqualTo(2.0);
+			assertThat(values.get("vllm:num_requests_waiting_by_reason{reason=\"capacity\"}")).isEqualTo(2.0);
+			assertThat(values.get("vllm:num_requests_waiting_by_reason{reason=\"deferred\"}")).isZero();
+			streams.forEach(Disposable::dispose);
+		}
+	}
+
+	@Test
+	void anAbortedRequestStaysOutOfTheLatencyHistogramsAndTheSuccessCounts() {
 		this.client.stream(CHAT, chatBody("hi", 500), Map.of()).take(5).blockLast(Duration.ofSeconds(10));
 		await().atMost(Duration.ofSeconds(2)).until(() -> this.server.engine().running() == 0);
 		Map<String, Double> values = values(this.client.get("/metrics").body());
-		assertThat(values.get("vllm:request_success_total{finished_reason=\"abort\"}")).isEqualTo(1.0);
+		for (String reason : VllmMetrics.FINISHED_REASONS) {
+			assertThat(values.get("vllm:request_success_total{finished_reason=\"" + reason + "\"}")).as(reason)
+				.isZero();
+		}
 		assertThat(values.get("vllm:time_to_first_token_seconds_count")).isZero();
 		assertThat(values.get("vllm:inter_token_latency_seconds_count")).isZero();
 		assertThat(values.get("vllm:e2e_request_latency_seconds_count")).isZero();

@@ -38,7 +38,8 @@ class SimControlHandlerTests {
 		JsonNode first = trace.get(0);
 		assertThat(first.propertyNames()).containsExactly("requestId", "tokenIndex", "stepId", "stepStartNanos",
 				"stepEndNanos", "stepEndEpochMillis", "stepDurationNanos", "batchSize", "prefillTokensFromOthers",
-				"preempted", "injectedStall", "sincePreviousTokenNanos");
+				"preempted", "injectedStall", "sincePreviousTokenNanos", "waitingForCapacity", "kvCacheUsage",
+				"cachedPromptTokens");
 		assertThat(first.path("requestId").stringValue()).isEqualTo("one");
 		assertThat(first.path("tokenIndex").intValue()).isZero();
 		assertThat(first.path("stepEndNanos").longValue() - first.path("stepStartNanos").longValue())

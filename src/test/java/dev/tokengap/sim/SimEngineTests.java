@@ -183,6 +183,80 @@ class SimEngineTests {
 		}
 	}
 
+	@Test
+	void aFullWaitingQueueRefusesNewRequestsWith503AndCountsThemNowhere() {
+		SimulatorProperties properties = FastSimulator.properties().maxNumSeqs(1).maxNumQueuedReqs(2).build();
+		try (SimulatorServer server = FastSimulator.start(properties)) {
+			SseTestClient client = new SseTestClient(server);
+			Disposable running = client.stream(CHAT, chatBody("running", 1000), Map.of()).subscribe();
+			await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().running() == 1);
+			Disposable first = client.stream(CHAT, chatBody("waiting 1", 10), Map.of()).subscribe();
+			Disposable second = client.stream(CHAT, chatBody("waiting 2", 10), Map.of()).subscribe();
+			await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().waiting() == 2);
+			for (boolean stream : List.of(true, false)) {
+				SseTestClient.Exchange refused = client.post(CHAT, chatBody("refused", 10, stream, ""));
+				assertThat(refused.status()).isEqualTo(503);
+				assertThat(refused.json().path("error").path("type").asString()).isEqualTo("ServiceUnavailableError");
+				assertThat(refused.json().path("error").path("code").asInt()).isEqualTo(503);
+				assertThat(refused.json().path("error").path("message").asString()).contains("max_num_queued_reqs=2");
+			}
+			assertThat(server.engine().waiting()).isEqualTo(2);
+			assertThat(server.engine().running()).isEqualTo(1);
+			first.dispose();
+			within100Milliseconds().until(() -> server.engine().waiting() == 1);
+			Disposable third = client.stream(CHAT, chatBody("waiting 3", 10), Map.of()).subscribe();
+			await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().waiting() == 2);
+			assertThat(client.get("/metrics").body()).doesNotContainPattern("vllm:request_success_total\\{[^}]*} [1-9]");
+			List.of(running, second, third).forEach(Disposable::dispose);
+		}
+	}
+
+	@Test
+	void withoutALimitTheWaitingQueueGrowsAsVllmsDoesByDefault() {
+		try (SimulatorServer server = FastSimulator.start(FastSimulator.properties().maxNumSeqs(1).build())) {
+			SseTestClient client = new SseTestClient(server);
+			List<Disposable> streams = IntStream.range(0, 6)
+				.mapToObj((i) -> client.stream(CHAT, chatBody("queued " + i, 1000), Map.of()).subscribe())
+				.toList();
+			await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().waiting() == 5);
+			streams.forEach(Disposable::dispose);
+		}
+	}
+
+	@Test
+	void aRepeatedLongPromptIsServedFromThePrefixCacheAndCostsAlmostNoPrefill() {
+		SimulatorProperties properties = FastSimulator.properties()
+			.chunkedPrefill(false)
+			.stepCostPerPrefillToken(Duration.ofNanos(25_000))
+			.build();
+		try (SimulatorServer server = FastSimulator.start(properties)) {
+			SseTestClient client = new SseTestClient(server);
+			String prompt = "x".repeat(4 * 4000);
+			assertThat(client.post(CHAT, chatBody(prompt, 2, false, ""), Map.of("X-Request-Id", "long-1")).status())
+				.isEqualTo(200);
+			assertThat(client.post(CHAT, chatBody(prompt, 2, false, ""), Map.of("X-Request-Id", "long-2")).status())
+				.isEqualTo(200);
+			TraceEntry computed = server.engine().trace("long-1").get(0);
+			TraceEntry cached = server.engine().trace("long-2").get(0);
+			assertThat(computed.cachedPromptTokens()).isZero();
+			assertThat(cached.cachedPromptTokens()).as("all full blocks but the one with the last token")
+				.isEqualTo(3984);
+			assertThat(computed.stepDurationNanos()).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(100));
+			assertThat(cached.stepDurationNanos()).isLessThan(computed.stepDurationNanos() / 10);
+		}
+	}
+
+	@Test
+	void withPrefixCachingOffARepeatedPromptIsPrefilledAgain() {
+		try (SimulatorServer server = FastSimulator.start(FastSimulator.properties().prefixCaching(false).build())) {
+			SseTestClient client = new SseTestClient(server);
+			for (String id : List.of("again-1", "again-2")) {
+				client.post(CHAT, chatBody("z".repeat(4 * 500), 2, false, ""), Map.of("X-Request-Id", id));
+			}
+			assertThat(server.engine().trace("again-2").get(0).cachedPromptTokens()).isZero();
+		}
+	}
+
 	private static ConditionFactory within100Milliseconds() {
 		return await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2)).atMost(Duration.ofMillis(100));
 	}

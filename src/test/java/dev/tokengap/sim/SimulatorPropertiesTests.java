@@ -37,6 +37,8 @@ class SimulatorPropertiesTests {
 		assertThat(defaults.charsPerToken()).isEqualTo(4);
 		assertThat(defaults.traceCapacity()).isEqualTo(100_000);
 		assertThat(defaults.reasoningShare()).isZero();
+		assertThat(defaults.maxNumQueuedReqs()).as("admits everything, as vLLM by default").isZero();
+		assertThat(defaults.prefixCaching()).as("as vLLM v1").isTrue();
 	}
 
 	@Test
@@ -57,7 +59,8 @@ class SimulatorPropertiesTests {
 	void bindsKebabCaseKeysWithDurationUnits() {
 		Map<String, String> source = Map.of("tokengap.sim.step-fixed-cost", "5ms", "tokengap.sim.step-cost-per-seq",
 				"300us", "tokengap.sim.chunked-prefill", "false", "tokengap.sim.num-kv-blocks", "1024",
-				"tokengap.sim.metrics-delay", "2s");
+				"tokengap.sim.metrics-delay", "2s", "tokengap.sim.max-num-queued-reqs", "16",
+				"tokengap.sim.prefix-caching", "false");
 		SimulatorProperties bound = new Binder(new MapConfigurationPropertySource(source)).bindOrCreate("tokengap.sim",
 				Bindable.of(SimulatorProperties.class));
 		assertThat(bound.stepFixedCost()).isEqualTo(Duration.ofMillis(5));
@@ -66,6 +69,8 @@ class SimulatorPropertiesTests {
 		assertThat(bound.numKvBlocks()).isEqualTo(1024);
 		assertThat(bound.metricsDelay()).isEqualTo(Duration.ofSeconds(2));
 		assertThat(bound.maxNumSeqs()).isEqualTo(64);
+		assertThat(bound.maxNumQueuedReqs()).isEqualTo(16);
+		assertThat(bound.prefixCaching()).isFalse();
 	}
 
 	@Test
@@ -78,11 +83,13 @@ class SimulatorPropertiesTests {
 	@Test
 	void springRejectsValuesThatAreNotPositive() {
 		new ApplicationContextRunner().withUserConfiguration(Bound.class)
-			.withPropertyValues("tokengap.sim.max-num-seqs=0", "tokengap.sim.step-fixed-cost=0ms")
+			.withPropertyValues("tokengap.sim.max-num-seqs=0", "tokengap.sim.step-fixed-cost=0ms",
+					"tokengap.sim.max-num-queued-reqs=-1")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
 				.hasMessageContaining("maxNumSeqs")
-				.hasMessageContaining("stepFixedCost"));
+				.hasMessageContaining("stepFixedCost")
+				.hasMessageContaining("maxNumQueuedReqs"));
 	}
 
 	@Test

@@ -25,14 +25,14 @@ class StepSchedulerTests {
 		StepScheduler scheduler = new StepScheduler(SMALL);
 		List<SimSequence> decoding = List.of(sequence(8), sequence(8), sequence(8));
 		decoding.forEach(scheduler::enqueue);
-		complete(scheduler.schedule(++this.stepId));
+		complete(scheduler, scheduler.schedule(++this.stepId));
 		SimSequence longPrompt = sequence(100);
 		scheduler.enqueue(longPrompt);
 		StepPlan first = scheduler.schedule(++this.stepId);
 		assertThat(first.batchSize()).isEqualTo(4);
 		assertThat(first.totalTokens()).isEqualTo(64);
 		assertThat(first.prefillTokens()).isEqualTo(61);
-		complete(first);
+		complete(scheduler, first);
 		StepPlan second = scheduler.schedule(++this.stepId);
 		assertThat(second.prefillTokens()).isEqualTo(39);
 		assertThat(tokensOf(second, longPrompt)).isEqualTo(39);
@@ -43,7 +43,7 @@ class StepSchedulerTests {
 	void withoutChunkingALongPromptIsPrefilledWholeInOneStepBesideTheDecodes() {
 		StepScheduler scheduler = new StepScheduler(SMALL.toBuilder().chunkedPrefill(false).build());
 		scheduler.enqueue(sequence(8));
-		complete(scheduler.schedule(++this.stepId));
+		complete(scheduler, scheduler.schedule(++this.stepId));
 		SimSequence longPrompt = sequence(200);
 		scheduler.enqueue(longPrompt);
 		StepPlan plan = scheduler.schedule(++this.stepId);
@@ -94,7 +94,7 @@ class StepSchedulerTests {
 		SimSequence newer = sequence(32);
 		scheduler.enqueue(older);
 		scheduler.enqueue(newer);
-		complete(scheduler.schedule(++this.stepId));
+		complete(scheduler, scheduler.schedule(++this.stepId));
 		assertThat(scheduler.pool().freeBlocks()).isZero();
 		// older now holds 33 tokens and needs a third block: newer must go.
 		StepPlan plan = scheduler.schedule(++this.stepId);
@@ -117,7 +117,7 @@ class StepSchedulerTests {
 		scheduler.enqueue(stalled);
 		StepPlan first = scheduler.schedule(++this.stepId);
 		assertThat(first.injectedStall()).isFalse();
-		complete(first);
+		complete(scheduler, first);
 		StepPlan second = scheduler.schedule(++this.stepId);
 		assertThat(second.injectedStall()).isTrue();
 		assertThat(second.costNanos(SMALL)).isGreaterThanOrEqualTo(Duration.ofMillis(51).toNanos());
@@ -135,15 +135,105 @@ class StepSchedulerTests {
 		assertThat(scheduler.pool().freeBlocks()).isEqualTo(64);
 	}
 
+	@Test
+	void aRepeatedPromptPrefillsOnlyWhatThePrefixCacheLacksAndAlwaysItsLastToken() {
+		StepScheduler scheduler = new StepScheduler(SMALL.toBuilder().maxNumBatchedTokens(512).build());
+		SimSequence first = prompted("a".repeat(4 * 100), 100);
+		scheduler.enqueue(first);
+		complete(scheduler, scheduler.schedule(++this.stepId));
+		assertThat(scheduler.prefixCache().size()).as("6 full blocks of 16").isEqualTo(6);
+		SimSequence again = prompted("a".repeat(4 * 100), 100);
+		scheduler.enqueue(again);
+		StepPlan plan = scheduler.schedule(++this.stepId);
+		assertThat(tokensOf(plan, again)).isEqualTo(100 - 96);
+		assertThat(plan.prefillTokens()).isEqualTo(4);
+		assertThat(again.cachedPromptTokens).isEqualTo(96);
+		assertThat(again.blocks).as("a hit still takes its own blocks").isEqualTo(7);
+		complete(scheduler, plan);
+		SimSequence exact = prompted("b".repeat(4 * 32), 32);
+		scheduler.enqueue(exact);
+		complete(scheduler, scheduler.schedule(++this.stepId));
+		SimSequence exactAgain = prompted("b".repeat(4 * 32), 32);
+		scheduler.enqueue(exactAgain);
+		StepPlan full = scheduler.schedule(++this.stepId);
+		assertThat(tokensOf(full, exactAgain)).as("the last block again, for the last token's logits").isEqualTo(16);
+	}
+
+	@Test
+	void promptsShareTheCachedBlocksOfTheirCommonPrefixOnly() {
+		StepScheduler scheduler = new StepScheduler(SMALL.toBuilder().maxNumBatchedTokens(512).build());
+		String system = "s".repeat(4 * 48);
+		scheduler.enqueue(prompted(system + "q".repeat(4 * 40), 88));
+		complete(scheduler, scheduler.schedule(++this.stepId));
+		SimSequence other = prompted(system + "r".repeat(4 * 40), 88);
+		scheduler.enqueue(other);
+		StepPlan plan = scheduler.schedule(++this.stepId);
+		assertThat(other.cachedPromptTokens).isEqualTo(48);
+		assertThat(tokensOf(plan, other)).isEqualTo(40);
+	}
+
+	@Test
+	void withoutPrefixCachingEveryPromptIsPrefilledWhole() {
+		StepScheduler scheduler = new StepScheduler(SMALL.toBuilder().prefixCaching(false).maxNumBatchedTokens(512).build());
+		scheduler.enqueue(prompted("a".repeat(400), 100));
+		complete(scheduler, scheduler.schedule(++this.stepId));
+		SimSequence again = prompted("a".repeat(400), 100);
+		scheduler.enqueue(again);
+		assertThat(tokensOf(scheduler.schedule(++this.stepId), again)).isEqualTo(100);
+		assertThat(again.cachedPromptTokens).isZero();
+		assertThat(scheduler.prefixCache().size()).isZero();
+	}
+
+	@Test
+	void aPreemptedSequenceRecomputesOnlyWhatThePrefixCacheLacks() {
+		StepScheduler scheduler = new StepScheduler(SMALL.toBuilder().numKvBlocks(4).maxModelLen(64).build());
+		SimSequence older = prompted("o".repeat(4 * 32), 32);
+		SimSequence newer = prompted("n".repeat(4 * 32), 32);
+		scheduler.enqueue(older);
+		scheduler.enqueue(newer);
+		complete(scheduler, scheduler.schedule(++this.stepId));
+		scheduler.schedule(++this.stepId);
+		assertThat(newer.state).isEqualTo(SimSequence.State.WAITING);
+		scheduler.remove(older, SimSequence.State.FINISHED);
+		StepPlan resumed = scheduler.schedule(++this.stepId);
+		assertThat(tokensOf(resumed, newer)).as("the generated token only; the prompt's 2 blocks are cached")
+			.isEqualTo(1);
+		assertThat(newer.cachedPromptTokens).as("as first scheduled").isZero();
+	}
+
+	@Test
+	void thePrefixCacheForgetsTheLeastRecentlyUsedBlocksFirst() {
+		PrefixCache cache = new PrefixCache(true, 16, 4);
+		SimSequence a = prompted("a".repeat(4 * 33), 33);
+		SimSequence b = prompted("b".repeat(4 * 33), 33);
+		a.computed = 33;
+		b.computed = 33;
+		cache.computed(a);
+		cache.computed(b);
+		assertThat(cache.size()).isEqualTo(4);
+		assertThat(cache.cachedTokens(prompted("a".repeat(4 * 33), 33))).isEqualTo(32);
+		cache.touch(a, 32);
+		SimSequence c = prompted("c".repeat(4 * 17), 17);
+		c.computed = 17;
+		cache.computed(c);
+		assertThat(cache.cachedTokens(prompted("a".repeat(4 * 33), 33))).isEqualTo(32);
+		assertThat(cache.cachedTokens(prompted("b".repeat(4 * 33), 33))).as("b's first block went").isZero();
+	}
+
+	private static SimSequence prompted(String text, int promptTokens) {
+		return new SimSequence("r", text, promptTokens, 100, new TokenVocabulary(1).textsFor(text), -1, 0);
+	}
+
 	private static SimSequence sequence(int promptTokens) {
 		return new SimSequence("r", promptTokens, 100, new TokenVocabulary(1).textsFor(""), -1, 0);
 	}
 
 	/** What the engine does at a step's end, minus the emitting. */
-	private static void complete(StepPlan plan) {
+	private static void complete(StepScheduler scheduler, StepPlan plan) {
 		for (StepPlan.Scheduled scheduled : plan.scheduled()) {
 			boolean produces = scheduled.producesToken();
 			scheduled.sequence().computed += scheduled.tokens();
+			scheduler.prefixCache().computed(scheduled.sequence());
 			if (produces) {
 				scheduled.sequence().generated++;
 			}

@@ -1,0 +1,81 @@
+package dev.tokengap.attribution;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.test.context.SpringBootTest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Three long-context streams fill more than 90% of a small KV cache, so two more requests wait
+ * for capacity (blocks) behind them and a third is refused by the admission limit
+ * ({@code max-num-queued-reqs=2}). The running streams' KV never outgrows the cache, so nobody is
+ * preempted; three engine stalls lengthen steps while the queue waits. The queue waits for the
+ * whole scenario, so a host hiccup that delays an event from the simulator's HTTP layer would be
+ * blamed on it as well: the 400 ms floor keeps such hiccups of a loaded test machine (about 300 ms
+ * seen) out of the score, the stalls' gaps are over 500 ms.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.server.port=0", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
+				"tokengap.backend.scrape-timeout=350ms", "tokengap.attribution.spike-floor=400ms",
+				"tokengap.sim.step-fixed-cost=20ms", "tokengap.sim.block-size=16", "tokengap.sim.num-kv-blocks=400",
+				"tokengap.sim.max-model-len=4096", "tokengap.sim.max-num-queued-reqs=2" })
+class QueuePressureScenarioTests extends ScenarioSupport {
+
+	/**
+	 * 1,925 prompt tokens: 121 of the 400 blocks each (363, over 90%), 133 after 200 output
+	 * tokens (399).
+	 */
+	static final int HOLDER_CHARS = 7_700;
+
+	/** 1,000 prompt tokens: 63 blocks, more than the running streams ever leave free. */
+	static final int WAITER_CHARS = 4_000;
+
+	static final int[] STALL_TOKENS = { 40, 100, 160 };
+
+	@Test
+	void requestsWaitingForCapacityBesideAFullKvCacheAreQueuePressure() throws Exception {
+		warmUp();
+		List<Mono<Void>> streams = new ArrayList<>();
+		for (int i = 0; i < STALL_TOKENS.length; i++) {
+			streams.add(start(Request.of("queue-holder-" + i, HOLDER_CHARS, 200).with("X-Sim-Engine-Stall",
+					STALL_TOKENS[i] + ":500")));
+		}
+		Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> this.simulator.engine().running() == 3);
+		for (int i = 0; i < 2; i++) {
+			streams.add(start(Request.of("queue-waiter-" + i, WAITER_CHARS, 20)));
+		}
+		Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> this.simulator.engine().waiting() == 2);
+		assertThat(this.simulator.engine().kvCacheUsage()).isGreaterThan(0.9);
+		assertThat(postThroughTokengap(Request.of("queue-refused", WAITER_CHARS, 20)))
+			.as("the admission limit's answer, through tokengap")
+			.isEqualTo(503);
+		awaitAll(streams);
+		assertThat(this.simulator.engine().preemptions()).isZero();
+		assertAccurate("queue_pressure", SpikeCause.QUEUE_PRESSURE, this::truthWithQueue, 6);
+		assertThat(spikes()).filteredOn((spike) -> spike.cause().equals(SpikeCause.QUEUE_PRESSURE.label()))
+			.allSatisfy((spike) -> assertThat(spike.evidence().waitingForCapacityMax()).isPositive());
+	}
+
+	private int postThroughTokengap(Request request) throws Exception {
+		String body = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":" + request.maxTokens()
+				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + request.prompt() + "\"}]}";
+		HttpRequest post = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/v1/chat/completions"))
+			.header("content-type", "application/json")
+			.timeout(Duration.ofSeconds(10))
+			.POST(HttpRequest.BodyPublishers.ofString(body))
+			.build();
+		return HttpClient.newHttpClient().send(post, HttpResponse.BodyHandlers.discarding()).statusCode();
+	}
+
+}
