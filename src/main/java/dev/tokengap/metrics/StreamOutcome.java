@@ -17,7 +17,7 @@ public enum StreamOutcome {
 	ENGINE_ERROR("engine_error"),
 	/** The engine refused before streaming: 429 or a 5xx (an admission limit), or tokengap's 503. */
 	REJECTED("rejected"),
-	/** A 4xx other than 429, from the engine or from tokengap (413, 431, 400). */
+	/** A 4xx other than 429, from the engine or from tokengap (413, 400) to a request known to stream. */
 	INVALID("invalid"),
 	/** The engine could not be reached (502), or its connection failed mid-stream. */
 	UPSTREAM_ERROR("upstream_error"),

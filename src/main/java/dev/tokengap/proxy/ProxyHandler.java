@@ -19,8 +19,8 @@ import dev.tokengap.timing.NanoClock;
  * application's only {@link HttpHandler}, so no Spring endpoint is ever reachable on this port.
  *
  * <p>
- * It works on Reactor Netty's request and response directly: the streaming path needs the
- * client channel's write futures to time each event when its flush completes.
+ * It works on Reactor Netty's request and response directly: the streaming path writes to the
+ * client channel itself and times each event when the socket has taken its bytes.
  */
 public final class ProxyHandler implements HttpHandler {
 
