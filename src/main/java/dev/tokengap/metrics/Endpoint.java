@@ -1,5 +1,7 @@
 package dev.tokengap.metrics;
 
+import java.util.Arrays;
+
 /**
  * The {@code endpoint} label: which OpenAI-compatible API a request used. Adding an endpoint is
  * one constant here: every per-endpoint table is sized from {@link #values()}.
@@ -20,8 +22,10 @@ public enum Endpoint {
 
 	OTHER("other", null);
 
-	private static final Endpoint[] KNOWN = { CHAT_COMPLETIONS, COMPLETIONS, RESPONSES, MESSAGES, TRANSCRIPTIONS,
-			TRANSLATIONS };
+	/** The endpoints with a path, in declaration order (a longer path before one it ends with). */
+	private static final Endpoint[] KNOWN = Arrays.stream(values())
+		.filter((endpoint) -> endpoint.pathSuffix != null)
+		.toArray(Endpoint[]::new);
 
 	private final String label;
 
