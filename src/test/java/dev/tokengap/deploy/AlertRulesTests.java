@@ -26,7 +26,8 @@ class AlertRulesTests {
 
 	static final List<String> ALERTS = List.of("TokengapClientItlP99High", "TokengapStallRateHigh",
 			"TokengapSmoothGoodputLow", "TokengapStreamFailuresHigh", "TokengapTtftAboveEngine",
-			"TokengapEnginePreemptions", "TokengapBackendScrapeDown", "TokengapDown", "TokengapRecordingErrors");
+			"TokengapEnginePreemptions", "TokengapBackendScrapeDown", "TokengapBackendNotReady", "TokengapDown",
+			"TokengapAllDown", "TokengapRecordingErrors");
 
 	/** The streams goodput counts (contract v2): all but the client's own doing. */
 	static final String GOODPUT_DENOMINATOR = "tokengap_streams_total{outcome!~\"client_cancelled|invalid\"}";
@@ -38,7 +39,8 @@ class AlertRulesTests {
 	void rulesFileIsValidForPrometheus() {
 		Promtool.Result result = Promtool.run("check", "rules", AlertRules.FILE);
 		assertThat(result.exit()).as("promtool check rules said:%n%s", result.output()).isZero();
-		assertThat(result.output()).contains("SUCCESS: " + ALERTS.size() + " rules found");
+		assertThat(result.output())
+			.contains("SUCCESS: " + (ALERTS.size() + AlertRules.recordings().size()) + " rules found");
 	}
 
 	@Test
@@ -76,28 +78,84 @@ class AlertRulesTests {
 		assertThat(alerts.keySet()).containsExactlyElementsOf(ALERTS);
 		assertThat(series("TokengapClientItlP99High")).contains("tokengap_inter_token_latency_seconds_bucket");
 		assertThat(series("TokengapStallRateHigh")).contains("tokengap_stalls_total");
-		assertThat(alerts.get("TokengapSmoothGoodputLow").expr())
-			.contains("rate(tokengap_smooth_streams_total[")
-			.contains("rate(" + GOODPUT_DENOMINATOR + "[")
+		assertThat(expanded("TokengapSmoothGoodputLow")).contains("rate(tokengap_smooth_streams_total[")
+			.contains("rate(tokengap_streams_total[")
+			.contains("{outcome!~\"client_cancelled|invalid\"}")
 			.doesNotContain("outcome=\"completed\"");
-		assertThat(alerts.get("TokengapStreamFailuresHigh").expr())
-			.contains("rate(" + ENGINE_FAILURES + "[")
-			.contains("rate(" + GOODPUT_DENOMINATOR + "[");
+		assertThat(expanded("TokengapStreamFailuresHigh"))
+			.contains("{outcome=~\"engine_error|rejected|upstream_error|upstream_timeout\"}")
+			.contains("{outcome!~\"client_cancelled|invalid\"}");
 		assertThat(alerts.get("TokengapRecordingErrors").expr()).contains("increase(tokengap_recording_errors_total[")
 			.endsWith("> 0");
 		assertThat(series("TokengapTtftAboveEngine")).contains("tokengap_time_to_first_token_seconds_bucket",
-				"vllm:time_to_first_token_seconds_bucket");
+				"vllm:time_to_first_token_seconds_bucket", "tokengap_model_info");
 		assertThat(series("TokengapEnginePreemptions")).contains("tokengap_backend_preemptions_total");
-		assertThat(alerts.get("TokengapBackendScrapeDown").expr()).isEqualTo("tokengap_backend_up == 0");
-		assertThat(alerts.get("TokengapDown").expr()).contains("up{job=\"tokengap\"} == 0")
-			.contains("absent(up{job=\"tokengap\"})");
+		assertThat(alerts.get("TokengapBackendScrapeDown").expr()).contains("tokengap_backend_up == 0")
+			.contains("max_over_time(tokengap_backend_up[1h]) == 1");
+		assertThat(alerts.get("TokengapBackendNotReady").expr()).isEqualTo("tokengap_backend_up == 0");
+		assertThat(alerts.get("TokengapBackendNotReady").forDuration()).as("longer than a model load").isEqualTo("45m");
+		assertThat(alerts.get("TokengapDown").expr()).isEqualTo("up{job=\"tokengap\"} == 0");
+		assertThat(alerts.get("TokengapDown").labels()).containsEntry("severity", "warning");
+		assertThat(alerts.get("TokengapAllDown").expr()).contains("sum by (cluster, namespace) (up{job=\"tokengap\"})");
+		assertThat(alerts.get("TokengapAllDown").labels()).containsEntry("severity", "critical");
+		assertThat(ProjectFiles.read(AlertRules.FILE)).as("no alert that fires forever without a namespace")
+			.doesNotContain("absent(");
+	}
+
+	/**
+	 * Fleet scale: every aggregation, in alerts and recording rules, keeps {@code cluster} (absent on a
+	 * single Prometheus, an external label behind Thanos or Mimir) and {@code namespace} where it keeps
+	 * any label, but TTFT, which is compared per model across namespaces.
+	 */
+	@Test
+	void everyAggregationKeepsTheClusterLabel() {
+		List<String> exprs = new java.util.ArrayList<>(AlertRules.recordings().values());
+		AlertRules.load().forEach((alert) -> exprs.add(alert.expr()));
+		Pattern by = Pattern.compile("\\b(sum|max|min|avg|count) by \\(([^)]*)\\)");
+		for (String expr : exprs) {
+			Matcher matcher = by.matcher(expr);
+			while (matcher.find()) {
+				assertThat(matcher.group(2)).as("%s in %s", matcher.group(), expr).startsWith("cluster, ");
+			}
+		}
+	}
+
+	/** The threshold the chart's values can change is the number before {@code # threshold}: one per alert. */
+	@Test
+	void everyThresholdIsMarkedOnceForTheChart() {
+		String file = ProjectFiles.read(AlertRules.FILE);
+		Matcher marked = Pattern.compile("[<>] ([0-9.]+) # threshold\\n").matcher(file);
+		int count = 0;
+		while (marked.find()) {
+			count++;
+		}
+		assertThat(count).as("alerts with a threshold").isEqualTo(ALERTS.size() - 5);
+		assertThat(AlertRules.load().stream().filter((alert) -> alert.expr().contains("up{job=\"tokengap\"}")))
+			.as("tokengap's own job, written as the chart's tokengapSelector rewrites it")
+			.extracting(Alert::name)
+			.containsExactly("TokengapDown", "TokengapAllDown");
+	}
+
+	@Test
+	void everyRecordedSeriesIsRecordedAndUsed() {
+		Map<String, String> recordings = AlertRules.recordings();
+		StringBuilder users = new StringBuilder();
+		AlertRules.load().forEach((alert) -> users.append(AlertRules.expanded(alert.expr())).append('\n'));
+		for (Dashboards.Dashboard dashboard : Dashboards.load()) {
+			for (Dashboards.Query query : dashboard.queries()) {
+				users.append(AlertRules.expanded(query.expr())).append('\n');
+			}
+		}
+		for (String name : recordings.keySet()) {
+			assertThat(PromQl.recorded(users.toString())).as("%s is read by an alert or a dashboard", name).contains(name);
+		}
 	}
 
 	@Test
 	void everySeriesIsInTheMetricsContractOrVllms() {
 		MetricsContract contract = MetricsContract.load();
 		for (Alert alert : AlertRules.load()) {
-			for (String series : PromQl.series(alert.expr())) {
+			for (String series : PromQl.series(AlertRules.expanded(alert.expr()))) {
 				if (series.startsWith("tokengap_")) {
 					assertThat(contract.familyOf(series)).as("%s: %s is in docs/metrics-contract.md", alert.name(),
 							series)
@@ -118,8 +176,8 @@ class AlertRulesTests {
 			assertThat(alert.labels()).as(alert.name()).containsKey("severity");
 			assertThat(alert.annotations()).as(alert.name()).containsKeys("summary", "description");
 			String runbook = alert.annotations().get("runbook_url");
-			assertThat(runbook).as(alert.name())
-				.startsWith("https://github.com/tokengap/tokengap/blob/main/README.md#");
+			assertThat(runbook).as("%s: the README's section, which the chart's runbookUrl completes", alert.name())
+				.startsWith("README.md#");
 			String anchor = runbook.substring(runbook.indexOf('#') + 1);
 			assertThat(anchor).as("%s links to its own section", alert.name())
 				.isEqualTo(alert.name().toLowerCase(Locale.ROOT));
@@ -134,7 +192,11 @@ class AlertRulesTests {
 	}
 
 	private static Set<String> series(String alert) {
-		return PromQl.series(byName().get(alert).expr());
+		return PromQl.series(expanded(alert));
+	}
+
+	private static String expanded(String alert) {
+		return AlertRules.expanded(byName().get(alert).expr());
 	}
 
 	/** GitHub's anchors of the README's headings. */

@@ -19,6 +19,13 @@ final class PromQl {
 	private static final Pattern SERIES = Pattern
 		.compile("(?<![A-Za-z0-9_:\"$])(tokengap_[A-Za-z0-9_]+|vllm:[A-Za-z0-9_:]+|up)(?![A-Za-z0-9_:(])");
 
+	/** A recorded series, named level:metric:operations as the rules file does. */
+	private static final Pattern RECORDED = Pattern
+		.compile("(?<![A-Za-z0-9_:\"$])([a-z][a-z0-9_]*:(?:tokengap|vllm)_[a-z0-9_]+:[a-z0-9_]+)(?![A-Za-z0-9_:(])");
+
+	private static final Pattern RECORDED_SELECTOR = Pattern
+		.compile("([a-z][a-z0-9_]*:(?:tokengap|vllm)_[a-z0-9_]+:[a-z0-9_]+)\\s*\\{([^}]*)\\}");
+
 	private static final Pattern SELECTOR = Pattern.compile("(tokengap_[A-Za-z0-9_]+|vllm:[A-Za-z0-9_:]+)\\s*\\{([^}]*)\\}");
 
 	private static final Pattern VARIABLE = Pattern.compile("\\$\\{(\\w+)(?::\\w+)?\\}|\\$(\\w+)");
@@ -38,6 +45,26 @@ final class PromQl {
 			names.add(matcher.group(1));
 		}
 		return names;
+	}
+
+	/** The recorded series (of the rules file's recording rules) the expression names. */
+	static Set<String> recorded(String expr) {
+		Set<String> names = new LinkedHashSet<>();
+		Matcher matcher = RECORDED.matcher(stripStrings(expr));
+		while (matcher.find()) {
+			names.add(matcher.group(1));
+		}
+		return names;
+	}
+
+	/** Each {@code name{matchers}} selector of a recorded series: name -> matcher text. */
+	static List<Map.Entry<String, String>> recordedSelectors(String expr) {
+		List<Map.Entry<String, String>> selectors = new ArrayList<>();
+		Matcher matcher = RECORDED_SELECTOR.matcher(expr);
+		while (matcher.find()) {
+			selectors.add(Map.entry(matcher.group(1), matcher.group(2)));
+		}
+		return selectors;
 	}
 
 	/** Each {@code name{matchers}} selector of a tokengap or vLLM series: name -> matcher text. */

@@ -36,10 +36,12 @@ class PromQlTests {
 
 	@Test
 	void everyRuleHasOneSignalPerOperand() {
-		Map<String, Integer> operands = Map.of("TokengapClientItlP99High", 2, "TokengapStallRateHigh", 2,
-				"TokengapSmoothGoodputLow", 2, "TokengapStreamFailuresHigh", 2, "TokengapTtftAboveEngine", 3,
-				"TokengapEnginePreemptions", 1, "TokengapBackendScrapeDown", 1, "TokengapDown", 2,
-				"TokengapRecordingErrors", 1);
+		Map<String, Integer> operands = Map.ofEntries(Map.entry("TokengapClientItlP99High", 2),
+				Map.entry("TokengapStallRateHigh", 2), Map.entry("TokengapSmoothGoodputLow", 2),
+				Map.entry("TokengapStreamFailuresHigh", 2), Map.entry("TokengapTtftAboveEngine", 3),
+				Map.entry("TokengapEnginePreemptions", 1), Map.entry("TokengapBackendScrapeDown", 2),
+				Map.entry("TokengapBackendNotReady", 1), Map.entry("TokengapDown", 1), Map.entry("TokengapAllDown", 1),
+				Map.entry("TokengapRecordingErrors", 1));
 		for (AlertRules.Alert alert : AlertRules.load()) {
 			assertThat(PromQl.signals(alert.expr())).as(alert.name()).hasSize(operands.get(alert.name()))
 				.allSatisfy((signal) -> assertThat(signal).doesNotContain(" > ", " < ", " == ", " and", " or "));
@@ -53,6 +55,19 @@ class PromQlTests {
 				+ "or absent(up{job=\"tokengap\"}) or group_left tokengap_backend_up"))
 			.containsExactly("tokengap_stalls_total", "vllm:inter_token_latency_seconds_bucket", "up",
 					"tokengap_backend_up");
+	}
+
+	@Test
+	void recordedSeriesAreTheLevelMetricOperationsNamesAndNotContractSeries() {
+		String expr = "cluster_namespace_model:tokengap_inter_token_latency_seconds:p99_rate5m{cluster=~\"$cluster\"} > 0.25"
+				+ " and cluster_model:vllm_time_to_first_token_seconds:p99_rate5m or tokengap_backend_up";
+		assertThat(PromQl.recorded(expr)).containsExactly(
+				"cluster_namespace_model:tokengap_inter_token_latency_seconds:p99_rate5m",
+				"cluster_model:vllm_time_to_first_token_seconds:p99_rate5m");
+		assertThat(PromQl.series(expr)).containsExactly("tokengap_backend_up");
+		assertThat(PromQl.recordedSelectors(expr)).containsExactly(Map.entry(
+				"cluster_namespace_model:tokengap_inter_token_latency_seconds:p99_rate5m", "cluster=~\"$cluster\""));
+		assertThat(AlertRules.withoutComments("a > 0.25 # threshold\nand\nb > 1")).isEqualTo("a > 0.25\nand\nb > 1");
 	}
 
 	@Test

@@ -84,8 +84,17 @@ final class PrometheusApi {
 
 	/** The alerting rules Prometheus loaded: name -> health ("ok" once evaluated without error). */
 	java.util.Map<String, String> alertingRules() {
+		return rules("alert");
+	}
+
+	/** Recording rules by recorded name: "ok", or the health and last error. */
+	java.util.Map<String, String> recordingRules() {
+		return rules("record");
+	}
+
+	private java.util.Map<String, String> rules(String type) {
 		java.util.Map<String, String> rules = new java.util.LinkedHashMap<>();
-		for (JsonNode group : get("/api/v1/rules?type=alert").path("data").path("groups")) {
+		for (JsonNode group : get("/api/v1/rules?type=" + type).path("data").path("groups")) {
 			for (JsonNode rule : group.path("rules")) {
 				rules.put(rule.path("name").asString(),
 						rule.path("health").asString() + (rule.has("lastError") && !rule.path("lastError").asString().isEmpty()

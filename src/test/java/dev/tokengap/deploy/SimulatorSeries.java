@@ -17,6 +17,15 @@ import dev.tokengap.sim.SimulatorServer;
  */
 final class SimulatorSeries {
 
+	/**
+	 * vLLM series the dashboards read that the simulator does not export: older names read through an
+	 * {@code or} fallback, and families of real engines the simulator does not model. A panel reading
+	 * one says so in its description (it mentions "simulator"), and against the simulator it is empty.
+	 */
+	static final Set<String> NOT_SIMULATED = Set.of("vllm:time_per_output_token_seconds_bucket",
+			"vllm:gpu_cache_usage_perc", "vllm:request_prompt_tokens_bucket", "vllm:request_queue_time_seconds_bucket",
+			"vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_draft_tokens_total");
+
 	private static Set<String> names;
 
 	private SimulatorSeries() {
