@@ -66,6 +66,10 @@ class InjectionTests {
 			.anySatisfy((v) -> assertThat(v.getName()).isEqualTo("tokengap-tmp"));
 		assertThat(after.getSpec().getReplicas()).isEqualTo(3);
 		assertThat(after.getSpec().getSelector()).isEqualTo(before.getSpec().getSelector());
+		assertThat(after.getSpec().getTemplate().getMetadata().getLabels())
+			.as("the pod's labels, and one to select injected pods by (a PodMonitor)")
+			.containsAllEntriesOf(before.getSpec().getTemplate().getMetadata().getLabels())
+			.containsEntry("tokengap.dev/injected", "true");
 
 		assertServiceReachesTokengap(input.named(Service.class, "qwen3-8b"), output.named(Service.class, "qwen3-8b"),
 				tokengap);

@@ -49,7 +49,21 @@ final class Kustomize {
 		return run(rendered, withKubectl, command.toArray(String[]::new));
 	}
 
+	private static volatile File checked;
+
+	/** kubectl on PATH, once checked to bundle Kustomize v5 (Components, regex targets). */
 	static File kubectl() {
+		File kubectl = checked;
+		if (kubectl == null) {
+			kubectl = find();
+			String version = run(null, Map.of(), kubectl.getPath(), "version", "--client").successfully();
+			assertThat(version).as("kubectl version --client").containsPattern("Kustomize Version: v5\\.");
+			checked = kubectl;
+		}
+		return kubectl;
+	}
+
+	private static File find() {
 		for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
 			File candidate = new File(dir, "kubectl");
 			if (candidate.canExecute()) {
