@@ -8,6 +8,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.IntOrString;
@@ -57,7 +58,7 @@ final class InjectedPods {
 	static int assertEngineUnchangedButForItsPreStop(Container before, Container after) {
 		assertThat(before.getLifecycle()).as("the input engine had no lifecycle hooks").isNull();
 		int pause = Integer.parseInt(sleep(after));
-		Container withoutHook = new io.fabric8.kubernetes.api.model.ContainerBuilder(after).withLifecycle(null).build();
+		Container withoutHook = new ContainerBuilder(after).withLifecycle(null).build();
 		assertThat(withoutHook).as("engine container %s: command, ports, probes, env, resources, mounts as they were",
 				before.getName())
 			.isEqualTo(before);

@@ -1,7 +1,9 @@
 package dev.tokengap.deploy;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.TemplateCommand;
@@ -173,9 +175,9 @@ class InjectionChartTests {
 	}
 
 	private static Map<String, String> selector(String labelSelector) {
-		return java.util.Arrays.stream(labelSelector.split(","))
+		return Arrays.stream(labelSelector.split(","))
 			.map((pair) -> pair.split("=", 2))
-			.collect(java.util.stream.Collectors.toMap((kv) -> kv[0], (kv) -> kv[1]));
+			.collect(Collectors.toMap((kv) -> kv[0], (kv) -> kv[1]));
 	}
 
 }

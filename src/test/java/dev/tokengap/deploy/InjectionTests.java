@@ -3,6 +3,7 @@ package dev.tokengap.deploy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -93,8 +94,9 @@ class InjectionTests {
 	}
 
 	/**
-	 * A workload on another port gets it by a patch after the Component; a StatefulSet is injected
-	 * like a Deployment; unlabelled objects are left alone; the image follows an images: entry.
+	 * A workload on another port gets it by a patch after the Component (not from its manifest);
+	 * a StatefulSet is injected like a Deployment; unlabelled objects are left alone; the image
+	 * follows an images: entry.
 	 */
 	@Test
 	void anotherEnginePortAStatefulSetUnlabelledObjectsAndTheImage(@TempDir Path dir) throws IOException {
@@ -110,6 +112,16 @@ class InjectionTests {
 				    spec:
 				      containers:
 				        - {name: vllm, image: vllm/vllm-openai:v0.29.0, args: [--port, "8200"], ports: [{name: http, containerPort: 8200}]}
+				---
+				apiVersion: apps/v1
+				kind: Deployment
+				metadata: {name: annotated, labels: {tokengap.dev/inject: "true"}}
+				spec:
+				  selector: {matchLabels: {app: annotated}}
+				  template:
+				    metadata: {labels: {app: annotated}, annotations: {tokengap.dev/engine-port: "9000"}}
+				    spec:
+				      containers: [{name: vllm, image: vllm/vllm-openai:v0.29.0, args: [--port, "9000"]}]
 				---
 				apiVersion: apps/v1
 				kind: Deployment
@@ -145,6 +157,10 @@ class InjectionTests {
 		assertThat(tokengap.getImage()).isEqualTo("registry.example.com/ml/tokengap:0.1.0");
 		assertReachesEngineOnLoopback(tokengap, engine.getSpec().getTemplate().getMetadata().getAnnotations(),
 				container(pod, "vllm"), 8200);
+
+		assertThat(output.named(Deployment.class, "annotated").getSpec().getTemplate().getMetadata().getAnnotations())
+			.as("an annotation in the manifest is overwritten (docs/deploy-recipes.md: set it by a patch)")
+			.containsEntry("tokengap.dev/engine-port", "8000");
 
 		Deployment router = output.named(Deployment.class, "router");
 		assertThat(router.getSpec().getTemplate().getSpec().getContainers()).extracting(Container::getName)
@@ -233,7 +249,7 @@ class InjectionTests {
 	}
 
 	private static List<Object> documents(String yaml) {
-		List<Object> documents = new java.util.ArrayList<>();
+		List<Object> documents = new ArrayList<>();
 		new Yaml().loadAll(yaml).forEach((d) -> {
 			if (d != null) {
 				documents.add(d);

@@ -2,10 +2,13 @@ package dev.tokengap.deploy;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -44,7 +47,7 @@ final class Kustomize {
 	static Result postRender(String rendered, Map<String, String> env, String... args) {
 		List<String> command = new ArrayList<>(List.of(POST_RENDERER.toString()));
 		command.addAll(List.of(args));
-		Map<String, String> withKubectl = new java.util.HashMap<>(env);
+		Map<String, String> withKubectl = new HashMap<>(env);
 		withKubectl.put("KUBECTL", kubectl().getPath());
 		return run(rendered, withKubectl, command.toArray(String[]::new));
 	}
@@ -101,12 +104,12 @@ final class Kustomize {
 		}
 	}
 
-	private static String read(java.io.InputStream stream) {
+	private static String read(InputStream stream) {
 		try {
 			return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
 		}
 		catch (IOException ex) {
-			throw new java.io.UncheckedIOException(ex);
+			throw new UncheckedIOException(ex);
 		}
 	}
 

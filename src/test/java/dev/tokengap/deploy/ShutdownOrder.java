@@ -1,5 +1,6 @@
 package dev.tokengap.deploy;
 
+import java.util.List;
 import java.util.Map;
 
 import io.fabric8.kubernetes.api.model.Container;
@@ -46,7 +47,7 @@ final class ShutdownOrder {
 			.orElseThrow();
 		Map<String, Object> exec = ChartTests.map(ChartTests.map(ChartTests.map(container, "lifecycle"), "preStop"),
 				"exec");
-		return ((java.util.List<String>) exec.get("command")).get(1);
+		return ((List<String>) exec.get("command")).get(1);
 	}
 
 }
