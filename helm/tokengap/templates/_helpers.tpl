@@ -36,15 +36,20 @@ tokengap.dev/mode: {{ include "tokengap.mode" . }}
 {{- end }}
 {{- end }}
 
-{{/* The deployment mode, validated. */}}
+{{/* The deployment mode, validated (values.schema.json checks it first; this guards the templates). */}}
 {{- define "tokengap.mode" -}}
-{{- if not (has .Values.mode (list "sidecar" "standalone")) }}
-{{- fail (printf "mode must be sidecar or standalone, not %q" (toString .Values.mode)) }}
+{{- if not (has .Values.mode (list "sidecar" "standalone" "monitoring")) }}
+{{- fail (printf "mode must be sidecar, standalone or monitoring, not %q" (toString .Values.mode)) }}
 {{- end }}
 {{- .Values.mode }}
 {{- end }}
 
-{{/* The engine tokengap proxies to. */}}
+{{/* "true" when the chart runs tokengap itself (sidecar or standalone), "" in monitoring mode. */}}
+{{- define "tokengap.ownsPods" -}}
+{{- if ne (include "tokengap.mode" .) "monitoring" }}true{{ end }}
+{{- end }}
+
+{{/* The engine tokengap proxies to (sidecar and standalone modes). */}}
 {{- define "tokengap.upstreamUrl" -}}
 {{- if eq (include "tokengap.mode" .) "sidecar" }}
 {{- printf "http://127.0.0.1:%d" (int .Values.vllm.port) }}
@@ -71,4 +76,38 @@ tokengap.dev/mode: {{ include "tokengap.mode" . }}
 
 {{- define "tokengap.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/*
+An endpoint's scrape settings, shared by the ServiceMonitor and the PodMonitor: interval,
+timeout, honorLabels, the fixed job label (the alert rules select job="tokengap" and
+job="vllm"), then the monitor's own relabelings (which may rewrite it) and metricRelabelings.
+*/}}
+{{- define "tokengap.scrapeSettings" -}}
+interval: {{ .monitor.interval }}
+scrapeTimeout: {{ .monitor.scrapeTimeout }}
+{{- if .monitor.honorLabels }}
+honorLabels: true
+{{- end }}
+relabelings:
+  - action: replace
+    targetLabel: job
+    replacement: {{ .job }}
+  {{- with .monitor.relabelings }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- with .monitor.metricRelabelings }}
+metricRelabelings:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* A PodMonitor endpoint's port: a container port name, or a number (targetPort, which every
+Prometheus Operator version accepts; portNumber needs v0.80 or later). */}}
+{{- define "tokengap.podPort" -}}
+{{- if kindIs "string" . -}}
+port: {{ . | quote }}
+{{- else -}}
+targetPort: {{ int . }}
+{{- end }}
 {{- end }}
