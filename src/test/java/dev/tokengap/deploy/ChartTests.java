@@ -175,7 +175,7 @@ class ChartTests {
 			.containsEntry("port", "management");
 		Map<String, Object> security = map(tokengap, "securityContext");
 		assertThat(security).containsEntry("runAsNonRoot", true)
-			.containsEntry("runAsUser", 10001)
+			.doesNotContainKeys("runAsUser", "runAsGroup")
 			.containsEntry("readOnlyRootFilesystem", true)
 			.containsEntry("allowPrivilegeEscalation", false);
 		assertThat(map(security, "capabilities")).containsEntry("drop", List.of("ALL"));
