@@ -49,6 +49,54 @@ tokengap.dev/mode: {{ include "tokengap.mode" . }}
 {{- if ne (include "tokengap.mode" .) "monitoring" }}true{{ end }}
 {{- end }}
 
+{{/*
+Processors the JVM sizes itself for: tokengap.jvm.activeProcessorCount, else the CPU request
+rounded up ("250m" -> 1, "1.5" -> 2, 4 -> 4), else 2; never below 2. With no CPU limit the JVM
+would otherwise count every CPU of the node (100-200 on a GPU node) and size GC threads, the
+common pool and Reactor Netty's event loops for them.
+*/}}
+{{- define "tokengap.processors" -}}
+{{- $explicit := toString (default "" .Values.tokengap.jvm.activeProcessorCount) }}
+{{- $n := 2 }}
+{{- if ne $explicit "" }}
+{{- if not (regexMatch "^[1-9][0-9]*$" $explicit) }}
+{{- fail (printf "tokengap.jvm.activeProcessorCount must be a whole number of processors, not %q" $explicit) }}
+{{- end }}
+{{- $n = int $explicit }}
+{{- else }}
+{{- $cpu := toString (dig "requests" "cpu" "" (default dict .Values.tokengap.resources)) }}
+{{- if ne $cpu "" }}
+{{- if regexMatch "^[0-9]+m$" $cpu }}
+{{- $n = div (add (int (trimSuffix "m" $cpu)) 999) 1000 | int }}
+{{- else if regexMatch "^[0-9]+([.][0-9]+)?$" $cpu }}
+{{- $n = ceil (float64 $cpu) | int }}
+{{- else }}
+{{- fail (printf "tokengap.resources.requests.cpu must be cores (2, 1.5) or millicores (500m) to size the JVM, not %q; or set tokengap.jvm.activeProcessorCount" $cpu) }}
+{{- end }}
+{{- $n = max $n 2 | int }}
+{{- end }}
+{{- end }}
+{{- $n }}
+{{- end }}
+
+{{/* Reactor Netty's event loops: tokengap.jvm.ioWorkerCount, else one per processor. */}}
+{{- define "tokengap.ioWorkers" -}}
+{{- $explicit := toString (default "" .Values.tokengap.jvm.ioWorkerCount) }}
+{{- if ne $explicit "" }}
+{{- if not (regexMatch "^[1-9][0-9]*$" $explicit) }}
+{{- fail (printf "tokengap.jvm.ioWorkerCount must be a whole number of event loops, not %q" $explicit) }}
+{{- end }}
+{{- $explicit }}
+{{- else }}
+{{- include "tokengap.processors" . }}
+{{- end }}
+{{- end }}
+
+{{/* JAVA_TOOL_OPTIONS: the pod-sized processor flags, then javaToolOptions (a flag there wins). */}}
+{{- define "tokengap.javaToolOptions" -}}
+{{- printf "-XX:ActiveProcessorCount=%s -Dreactor.netty.ioWorkerCount=%s %s" (include "tokengap.processors" .) (include "tokengap.ioWorkers" .) .Values.tokengap.javaToolOptions | trim }}
+{{- end }}
+
 {{/* The engine tokengap proxies to (sidecar and standalone modes). */}}
 {{- define "tokengap.upstreamUrl" -}}
 {{- if eq (include "tokengap.mode" .) "sidecar" }}
