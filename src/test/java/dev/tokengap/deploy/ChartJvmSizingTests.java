@@ -58,7 +58,7 @@ class ChartJvmSizingTests {
 		assertThatThrownBy(() -> render("tokengap.resources.requests.cpu=1k"))
 			.hasMessageContaining("tokengap.resources.requests.cpu must be cores (2, 1.5) or millicores (500m)");
 		assertThatThrownBy(() -> render("tokengap.jvm.activeProcessorCount=two"))
-			.hasMessageContaining("tokengap.jvm.activeProcessorCount must be a whole number of processors");
+			.hasMessageContaining("at '/tokengap/jvm/activeProcessorCount'");
 	}
 
 	/**

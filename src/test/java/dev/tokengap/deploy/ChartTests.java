@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * The Helm chart, rendered by the real Helm (helm-java) with no cluster: lint, the sidecar and
  * standalone modes with default values and with every optional feature, and the essentials of the
- * manifests. Monitoring mode has its own {@code Chart*Tests}.
+ * manifests. Monitoring mode, the values schema, the pod options and the JVM sizing have their own
+ * {@code Chart*Tests}.
  */
 class ChartTests {
 
@@ -81,7 +82,8 @@ class ChartTests {
 	@Test
 	void standaloneModeWithoutUpstreamUrlOrAnUnknownModeIsRefused() {
 		assertThatThrownBy(() -> render("mode=standalone")).hasMessageContaining("standalone mode needs upstream.url");
-		assertThatThrownBy(() -> render("mode=daemonset")).hasMessageContaining("mode must be sidecar, standalone or monitoring");
+		assertThatThrownBy(() -> render("mode=daemonset"))
+			.hasMessageContaining("at '/mode': value must be one of 'sidecar', 'standalone', 'monitoring'");
 	}
 
 	@Test
