@@ -19,8 +19,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The Helm chart, rendered by the real Helm (helm-java) with no cluster: lint, both modes with
- * default values and with every optional feature, and the essentials of the manifests.
+ * The Helm chart, rendered by the real Helm (helm-java) with no cluster: lint, the sidecar and
+ * standalone modes with default values and with every optional feature, and the essentials of the
+ * manifests. Monitoring mode, the values schema, the pod options and the JVM sizing have their own
+ * {@code Chart*Tests}.
  */
 class ChartTests {
 
@@ -80,7 +82,8 @@ class ChartTests {
 	@Test
 	void standaloneModeWithoutUpstreamUrlOrAnUnknownModeIsRefused() {
 		assertThatThrownBy(() -> render("mode=standalone")).hasMessageContaining("standalone mode needs upstream.url");
-		assertThatThrownBy(() -> render("mode=daemonset")).hasMessageContaining("mode must be sidecar or standalone");
+		assertThatThrownBy(() -> render("mode=daemonset"))
+			.hasMessageContaining("at '/mode': value must be one of 'sidecar', 'standalone', 'monitoring'");
 	}
 
 	@Test
@@ -164,7 +167,7 @@ class ChartTests {
 			.containsEntry("port", "management");
 		Map<String, Object> security = map(tokengap, "securityContext");
 		assertThat(security).containsEntry("runAsNonRoot", true)
-			.containsEntry("runAsUser", 10001)
+			.doesNotContainKeys("runAsUser", "runAsGroup")
 			.containsEntry("readOnlyRootFilesystem", true)
 			.containsEntry("allowPrivilegeEscalation", false);
 		assertThat(map(security, "capabilities")).containsEntry("drop", List.of("ALL"));
@@ -218,10 +221,18 @@ class ChartTests {
 	}
 
 	static Manifests render(String... values) {
+		return render(null, values);
+	}
+
+	/** Renders with a values file (null for none) and then the --set values. */
+	static Manifests render(Path valuesFile, String... values) {
 		TemplateCommand template = new Helm(CHART).template()
 			.withName("rel")
 			.withNamespace("ml")
 			.withKubeVersion("v1.31.0");
+		if (valuesFile != null) {
+			template = template.withValuesFile(valuesFile);
+		}
 		for (String value : values) {
 			int eq = value.indexOf('=');
 			template = template.set(value.substring(0, eq), value.substring(eq + 1));
@@ -289,26 +300,26 @@ class ChartTests {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static List<String> strings(Map<String, Object> parent, String key) {
+	static List<String> strings(Map<String, Object> parent, String key) {
 		return (List<String>) parent.get(key);
 	}
 
-	private static String string(Map<String, Object> parent, String key) {
+	static String string(Map<String, Object> parent, String key) {
 		return (String) parent.get(key);
 	}
 
-	private static List<String> names(List<Map<String, Object>> items) {
+	static List<String> names(List<Map<String, Object>> items) {
 		return items.stream().map((item) -> (String) item.get("name")).toList();
 	}
 
-	private static Map<String, Object> container(Map<String, Object> pod, String name) {
+	static Map<String, Object> container(Map<String, Object> pod, String name) {
 		return list(pod, "containers").stream()
 			.filter((c) -> name.equals(c.get("name")))
 			.findFirst()
 			.orElseThrow(() -> new AssertionError("no container " + name));
 	}
 
-	private static int port(Map<String, Object> container, String name) {
+	static int port(Map<String, Object> container, String name) {
 		return list(container, "ports").stream()
 			.filter((p) -> name.equals(p.get("name")))
 			.map((p) -> (Integer) p.get("containerPort"))
@@ -316,14 +327,14 @@ class ChartTests {
 			.orElseThrow(() -> new AssertionError("no port " + name));
 	}
 
-	private static Map<String, String> env(Map<String, Object> container) {
+	static Map<String, String> env(Map<String, Object> container) {
 		Map<String, String> env = new LinkedHashMap<>();
 		list(container, "env").forEach((e) -> env.put((String) e.get("name"), String.valueOf(e.get("value"))));
 		return env;
 	}
 
 	@SuppressWarnings("unchecked")
-	private static List<String> preStop(Map<String, Object> container) {
+	static List<String> preStop(Map<String, Object> container) {
 		return (List<String>) map(map(map(container, "lifecycle"), "preStop"), "exec").get("command");
 	}
 

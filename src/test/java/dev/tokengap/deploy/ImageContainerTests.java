@@ -88,7 +88,8 @@ class ImageContainerTests {
 			.containsExactlyInAnyOrder("8080/tcp", "8081/tcp", "8000/tcp");
 		assertThat(tokengap.execInContainer("id", "-u").getStdout().strip()).isEqualTo("10001");
 		assertThat(tokengap.getLogs())
-			.contains("Picked up JAVA_TOOL_OPTIONS: -XX:+UseG1GC -XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError")
+			.contains("Picked up JAVA_TOOL_OPTIONS: -XX:ActiveProcessorCount=2 -Dreactor.netty.ioWorkerCount=2 -XX:+UseG1GC "
+					+ "-XX:MaxRAMPercentage=40 -XX:MaxDirectMemorySize=64m -XX:+ExitOnOutOfMemoryError")
 			.doesNotContain("Restricted methods will be blocked");
 		assertThat(tokengap.execInContainer("touch", "/app/x").getExitCode()).as("read-only root").isNotZero();
 		assertThat(tokengap.execInContainer("touch", "/tmp/x").getExitCode()).as("writable /tmp").isZero();
