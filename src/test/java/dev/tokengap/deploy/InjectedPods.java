@@ -100,7 +100,7 @@ final class InjectedPods {
 	static void assertLockedDown(Container tokengap) {
 		SecurityContext security = tokengap.getSecurityContext();
 		assertThat(security.getRunAsNonRoot()).isTrue();
-		assertThat(security.getRunAsUser()).isEqualTo(10001L);
+		assertThat(security.getRunAsUser()).as("the image's UID, or the platform's (OpenShift)").isNull();
 		assertThat(security.getReadOnlyRootFilesystem()).isTrue();
 		assertThat(security.getAllowPrivilegeEscalation()).isFalse();
 		assertThat(security.getPrivileged()).isNotEqualTo(Boolean.TRUE);
@@ -108,8 +108,26 @@ final class InjectedPods {
 		assertThat(security.getCapabilities().getAdd()).isNullOrEmpty();
 		assertThat(security.getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
 		assertThat(tokengap.getVolumeMounts()).anySatisfy((m) -> assertThat(m.getMountPath()).isEqualTo("/tmp"));
-		assertThat(tokengap.getResources().getLimits()).containsEntry("memory", new Quantity("384Mi"));
+		assertThat(tokengap.getResources().getLimits()).containsEntry("memory", new Quantity("512Mi"));
+		assertThat(tokengap.getEnv()).anySatisfy((variable) -> {
+			assertThat(variable.getName()).isEqualTo("JAVA_TOOL_OPTIONS");
+			assertThat(variable.getValue()).as("the image's JVM defaults (the chart's for a 250m request)")
+				.isEqualTo(imageJavaToolOptions());
+		});
 		assertThat(tokengap.getResources().getRequests()).containsKeys("cpu", "memory");
+	}
+
+	/** The {@code JAVA_TOOL_OPTIONS} the image sets (docker/Dockerfile), which the chart's tests hold equal to its own. */
+	static String imageJavaToolOptions() {
+		try {
+			String dockerfile = java.nio.file.Files.readString(java.nio.file.Path.of("docker/Dockerfile"));
+			java.util.regex.Matcher matcher = Pattern.compile("ENV JAVA_TOOL_OPTIONS=\"([^\"]*)\"").matcher(dockerfile);
+			assertThat(matcher.find()).as("JAVA_TOOL_OPTIONS in docker/Dockerfile").isTrue();
+			return matcher.group(1);
+		}
+		catch (java.io.IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
 	}
 
 	/**
