@@ -43,7 +43,7 @@ import dev.tokengap.timing.NanoClock;
  * meters, and the handler that owns the proxy port.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnProperty(name = "tokengap.mode", havingValue = "proxy", matchIfMissing = true)
+@Conditional(ProxyModeCondition.class)
 class ProxyConfiguration {
 
 	private static final Log logger = LogFactory.getLog(ProxyConfiguration.class);
@@ -59,9 +59,9 @@ class ProxyConfiguration {
 	@Conditional(DemoModeCondition.class)
 	SimulatorServer demoSimulator(SimulatorProperties properties) {
 		SimulatorServer simulator = SimulatorServer.start(properties, "127.0.0.1", 0);
-		logger.info("No tokengap.upstream.url set: DEMO MODE, proxying to the built-in vLLM simulator at "
-				+ "http://127.0.0.1:" + simulator.port() + " (model " + properties.model()
-				+ "). Set TOKENGAP_UPSTREAM_URL to put tokengap in front of a real vLLM.");
+		logger.info("tokengap.mode=demo: DEMO MODE, proxying to the built-in vLLM simulator at " + "http://127.0.0.1:"
+				+ simulator.port() + " (model " + properties.model()
+				+ "). Set TOKENGAP_UPSTREAM_URL (and no demo mode) to put tokengap in front of a real vLLM.");
 		return simulator;
 	}
 
@@ -74,9 +74,13 @@ class ProxyConfiguration {
 
 	@Bean(destroyMethod = "close")
 	UpstreamClient upstreamClient(UpstreamProperties properties, ObjectProvider<SimulatorServer> demo) {
+		SimulatorServer simulator = demo.getIfAvailable();
 		UpstreamProperties effective = properties;
-		if (properties.url() == null) {
-			effective = properties.withUrl(URI.create("http://127.0.0.1:" + demo.getObject().port()));
+		if (simulator != null) {
+			effective = properties.withUrl(URI.create("http://127.0.0.1:" + simulator.port()));
+		}
+		else if (properties.url() == null) {
+			throw new UpstreamUrlMissingException();
 		}
 		UpstreamClient client = new UpstreamClient(effective);
 		logger.info("Proxying to " + client.base());

@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.within;
  * (demo mode, no background load), and straight against the simulator.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
 class BenchIntegrationTests {
 
 	private static final int PROMPTS = 24;
