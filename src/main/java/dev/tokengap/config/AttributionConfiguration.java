@@ -51,7 +51,7 @@ class AttributionConfiguration {
 			@Override
 			public void scraped(EngineSample sample, long durationNanos) {
 				meters.scraped(sample.running(), sample.waiting(), sample.swapped(), sample.kvUsage(),
-						sample.preemptions(), durationNanos);
+						sample.preemptions(), history.engines(), durationNanos);
 			}
 
 			@Override

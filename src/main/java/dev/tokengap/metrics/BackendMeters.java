@@ -25,6 +25,8 @@ public final class BackendMeters {
 
 	public static final String UP = "tokengap_backend_up";
 
+	public static final String ENGINES = "tokengap_backend_engines";
+
 	public static final String SCRAPE_DURATION = "tokengap_backend_scrape_duration_seconds";
 
 	public static final String SCRAPE_ERRORS = "tokengap_backend_scrape_errors_total";
@@ -47,6 +49,8 @@ public final class BackendMeters {
 
 	private volatile boolean up;
 
+	private volatile double engines = Double.NaN;
+
 	/**
 	 * Registers the mirror's series.
 	 * @param registry the registry {@code /actuator/prometheus} exposes
@@ -59,6 +63,8 @@ public final class BackendMeters {
 		gauge(registry, KV_CACHE_USAGE, "Engine KV-cache usage 0..1 (vllm:kv_cache_usage_perc), last scrape",
 				() -> this.kvUsage);
 		gauge(registry, UP, "1 when the last scrape of the engine's /metrics succeeded", () -> this.up ? 1 : 0);
+		gauge(registry, ENGINES, "Distinct engines seen behind the scraped metrics URL within the history window "
+				+ "(more than 1: a pool, attribution says unknown)", () -> this.engines);
 		CounterWithCallback.builder()
 			.name(PREEMPTIONS)
 			.help("Engine preemptions (vllm:num_preemptions_total), last scrape")
@@ -99,11 +105,13 @@ public final class BackendMeters {
 	 * @param waiting requests waiting
 	 * @param swapped requests swapped, NaN when not exported
 	 * @param kvUsage KV usage 0..1
-	 * @param preemptions preemptions counter
+	 * @param preemptions preemptions counter, rebased across restarts and engines
+	 * @param engines distinct engines seen behind the URL within the history window
 	 * @param durationNanos scrape time
 	 */
 	public void scraped(double running, double waiting, double swapped, double kvUsage, double preemptions,
-			long durationNanos) {
+			int engines, long durationNanos) {
+		this.engines = engines;
 		this.running = running;
 		this.waiting = waiting;
 		this.swapped = swapped;
