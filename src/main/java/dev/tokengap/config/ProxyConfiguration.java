@@ -23,6 +23,7 @@ import org.springframework.context.annotation.Configuration;
 
 import dev.tokengap.backend.MetricsScraper;
 import dev.tokengap.backend.ServedModels;
+import dev.tokengap.metrics.BackendMeters;
 import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.MetricsProperties;
 import dev.tokengap.metrics.ModelLabels;
@@ -93,8 +94,12 @@ class ProxyConfiguration {
 	}
 
 	@Bean(initMethod = "start", destroyMethod = "close")
-	ServedModels servedModels(UpstreamClient upstream, ModelLabels labels) {
-		ServedModels served = new ServedModels(upstream.base(), Duration.ofSeconds(60), labels::served);
+	ServedModels servedModels(UpstreamClient upstream, ModelLabels labels, BackendMeters meters,
+			MetricsProperties metrics) {
+		ServedModels served = new ServedModels(upstream.base(), Duration.ofSeconds(60), (models) -> {
+			labels.served(models.keySet());
+			meters.servedModels(models, metrics.maxModels());
+		});
 		labels.onUnlisted(served::refreshSoon);
 		return served;
 	}

@@ -1,10 +1,14 @@
 package dev.tokengap.metrics;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 /**
@@ -26,6 +30,8 @@ public final class BackendMeters {
 	public static final String UP = "tokengap_backend_up";
 
 	public static final String ENGINES = "tokengap_backend_engines";
+
+	public static final String MODEL_INFO = "tokengap_model_info";
 
 	public static final String SCRAPE_DURATION = "tokengap_backend_scrape_duration_seconds";
 
@@ -51,6 +57,11 @@ public final class BackendMeters {
 
 	private volatile double engines = Double.NaN;
 
+	private final Info modelInfo;
+
+	// Guarded by modelInfo: what it holds now, to remove what the engine no longer lists.
+	private Map<String, String> models = Map.of();
+
 	/**
 	 * Registers the mirror's series.
 	 * @param registry the registry {@code /actuator/prometheus} exposes
@@ -74,6 +85,12 @@ public final class BackendMeters {
 					callback.call(value);
 				}
 			})
+			.register(registry);
+		this.modelInfo = Info.builder()
+			.name(MODEL_INFO)
+			.help("1 for each model the engine serves (model_name, tokengap's label) with the name the engine labels "
+					+ "its own series with (engine_model_name): an alias's first served name, a LoRA adapter's base")
+			.labelNames("model_name", "engine_model_name")
 			.register(registry);
 		this.duration = Histogram.builder()
 			.name(SCRAPE_DURATION)
@@ -119,6 +136,35 @@ public final class BackendMeters {
 		this.preemptions = preemptions;
 		this.up = true;
 		this.duration.observe(durationNanos / 1e9);
+	}
+
+	/**
+	 * Replaces the models of {@code tokengap_model_info}: the first {@code max} the engine lists,
+	 * the cap of {@code model_name} values, since the engine's list is not bounded either.
+	 * @param served served id to the engine's name for it, in the engine's order
+	 * @param max most models exported
+	 */
+	public void servedModels(Map<String, String> served, int max) {
+		Map<String, String> kept = new LinkedHashMap<>();
+		for (Map.Entry<String, String> model : served.entrySet()) {
+			if (kept.size() >= max) {
+				break;
+			}
+			kept.put(model.getKey(), model.getValue());
+		}
+		synchronized (this.modelInfo) {
+			this.models.forEach((name, engine) -> {
+				if (!engine.equals(kept.get(name))) {
+					this.modelInfo.remove(name, engine);
+				}
+			});
+			kept.forEach((name, engine) -> {
+				if (!engine.equals(this.models.get(name))) {
+					this.modelInfo.addLabelValues(name, engine);
+				}
+			});
+			this.models = kept;
+		}
 	}
 
 	/**

@@ -13,6 +13,7 @@ import org.springframework.context.annotation.Configuration;
 
 import dev.tokengap.attribution.AttributionProperties;
 import dev.tokengap.backend.ScrapeProperties;
+import dev.tokengap.metrics.BackendMeters;
 import dev.tokengap.metrics.MetricsProperties;
 import dev.tokengap.proxy.ProxyProperties;
 import dev.tokengap.proxy.UpstreamClient;
@@ -97,6 +98,11 @@ class StartupModeTests {
 		@Bean
 		PrometheusRegistry prometheusRegistry() {
 			return new PrometheusRegistry();
+		}
+
+		@Bean
+		BackendMeters backendMeters(PrometheusRegistry registry) {
+			return new BackendMeters(registry);
 		}
 
 	}
