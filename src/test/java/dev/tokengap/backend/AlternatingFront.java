@@ -17,7 +17,8 @@ import reactor.netty.tcp.TcpServer;
 
 /**
  * What a Kubernetes ClusterIP Service does to a kept-alive scrape: one address on loopback that
- * forwards each new TCP connection to the next of several engines, round robin. A connection that
+ * forwards each new TCP connection to the next of several engines, round robin (once
+ * {@link #pool()} is called; to the first engine only before). A connection that
  * carries {@code GET /metrics} is closed after {@code lifetime} (as a pod going away or a
  * keep-alive timeout would), so that the scraper reconnects and lands on another engine; streams
  * run to their end.
@@ -39,6 +40,8 @@ final class AlternatingFront implements AutoCloseable {
 
 	private final AtomicLong connections = new AtomicLong();
 
+	private volatile boolean pooled;
+
 	private final DisposableServer server;
 
 	private AlternatingFront(List<Integer> ports, Duration lifetime) {
@@ -55,13 +58,19 @@ final class AlternatingFront implements AutoCloseable {
 		return "http://127.0.0.1:" + this.server.port();
 	}
 
+	/** From now on, new connections alternate over all engines; before, all go to the first. */
+	void pool() {
+		this.pooled = true;
+	}
+
 	/** @return the connections accepted so far */
 	long connections() {
 		return this.connections.get();
 	}
 
 	private Mono<Void> forward(NettyInbound in, NettyOutbound out) {
-		int port = this.ports.get((int) (this.connections.getAndIncrement() % this.ports.size()));
+		long n = this.connections.getAndIncrement();
+		int port = this.pooled ? this.ports.get((int) (n % this.ports.size())) : this.ports.get(0);
 		return TcpClient.create()
 			.host("127.0.0.1")
 			.port(port)

@@ -1,9 +1,14 @@
 package dev.tokengap.backend;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+@ExtendWith(OutputCaptureExtension.class)
 class EngineRosterTests {
 
 	private static final long SECOND = 1_000_000_000L;
@@ -55,6 +60,17 @@ class EngineRosterTests {
 		assertThat(admit(B, 502, 90_100).preemptions()).as("B's own rise only").isEqualTo(6);
 		assertThat(admit(A, 4, 310).promptTokens()).isEqualTo(300 + 10 + 100);
 		assertThat(this.roster.engines()).isEqualTo(2);
+	}
+
+	@Test
+	void aPoolIsWarnedAboutOnceNamingTheSidecar(CapturedOutput output) {
+		for (int i = 0; i < 5; i++) {
+			admit(A, 3, 300);
+			admit(B, 9, 900);
+		}
+		String logged = output.getOut() + output.getErr();
+		assertThat(logged.split("More than one engine answers behind", -1)).hasSize(2);
+		assertThat(logged).contains("sidecar", "one tokengap per engine", "'unknown'");
 	}
 
 	@Test
