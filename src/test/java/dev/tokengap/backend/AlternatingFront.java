@@ -34,7 +34,7 @@ import reactor.netty.tcp.TcpServer;
  */
 final class AlternatingFront implements AutoCloseable {
 
-	private final List<Integer> ports;
+	private volatile List<Integer> ports;
 
 	private final Duration lifetime;
 
@@ -63,6 +63,14 @@ final class AlternatingFront implements AutoCloseable {
 		this.pooled = true;
 	}
 
+	/**
+	 * From now on, new connections go to these engines instead (a pod replaced behind the Service).
+	 * @param replacements the engines' ports
+	 */
+	void replace(int... replacements) {
+		this.ports = java.util.Arrays.stream(replacements).boxed().toList();
+	}
+
 	/** @return the connections accepted so far */
 	long connections() {
 		return this.connections.get();
@@ -70,7 +78,8 @@ final class AlternatingFront implements AutoCloseable {
 
 	private Mono<Void> forward(NettyInbound in, NettyOutbound out) {
 		long n = this.connections.getAndIncrement();
-		int port = this.pooled ? this.ports.get((int) (n % this.ports.size())) : this.ports.get(0);
+		List<Integer> current = this.ports;
+		int port = this.pooled ? current.get((int) (n % current.size())) : current.get(0);
 		return TcpClient.create()
 			.host("127.0.0.1")
 			.port(port)
