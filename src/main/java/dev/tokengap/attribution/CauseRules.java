@@ -11,7 +11,8 @@ package dev.tokengap.attribution;
  * engine (this host) if the write was late to start, whatever the engine was doing; otherwise the engine's evidence is read in the contract's order: preemption, prefill
  * interference (other requests' prompt tokens inside the gap: long prompts), batch growth (the
  * running gauge rose markedly, or many requests joined inside the gap), queue pressure, then
- * nothing engine-side. Without engine samples around the gap the cause is unknown.
+ * nothing engine-side. Without engine samples around the gap (or behind a pool of engines, whose
+ * samples describe no one engine) the cause is unknown.
  *
  * <p>
  * Newer engines (vLLM since 2026) say more, and then their word is taken:

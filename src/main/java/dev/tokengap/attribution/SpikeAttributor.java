@@ -13,6 +13,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import dev.tokengap.backend.EngineHistory;
+import dev.tokengap.backend.EngineSample;
 import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.LogRateLimiter;
@@ -29,6 +30,8 @@ public final class SpikeAttributor implements AutoCloseable {
 	private static final Log logger = LogFactory.getLog("tokengap.spikes");
 
 	static final int MAX_PENDING = 10_000;
+
+	private static final EngineSample[] NO_SAMPLES = {};
 
 	private final AttributionProperties properties;
 
@@ -110,9 +113,11 @@ public final class SpikeAttributor implements AutoCloseable {
 		try {
 			// A scrape or two may fail under load; older samples no longer describe the gap.
 			long stale = 4 * this.intervalNanos;
-			Evidence evidence = Evidence.of(spike,
-					this.history.window(spike.previousArrivalNanos() - this.intervalNanos,
-							spike.arrivalNanos() + this.intervalNanos),
+			// Behind a pool the samples come from whichever engine answered: they describe none.
+			EngineSample[] window = (this.history.engines() > 1) ? NO_SAMPLES
+					: this.history.window(spike.previousArrivalNanos() - this.intervalNanos,
+							spike.arrivalNanos() + this.intervalNanos);
+			Evidence evidence = Evidence.of(spike, window,
 					stale, this.firstTokens.between(spike.previousArrivalNanos(),
 							spike.arrivalNanos() + Math.min(spike.upstreamGapNanos() / 4, 50_000_000L)));
 			SpikeCause cause = CauseRules.decide(spike, evidence, this.properties);

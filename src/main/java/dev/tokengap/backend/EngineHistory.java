@@ -47,6 +47,8 @@ public final class EngineHistory {
 	// Samples ever appended; the newest is at (appended - 1) % capacity.
 	private long appended;
 
+	private volatile int engines;
+
 	/** Creates a history of {@link #DEFAULT_CAPACITY} samples. */
 	public EngineHistory() {
 		this(DEFAULT_CAPACITY);
@@ -147,6 +149,22 @@ public final class EngineHistory {
 			}
 		}
 		return window;
+	}
+
+	/**
+	 * Records how many distinct engines answered behind the scraped URL within the window.
+	 * @param count the engines seen; more than 1 is a pool, which no sample describes as a whole
+	 */
+	public void engines(int count) {
+		this.engines = count;
+	}
+
+	/**
+	 * The distinct engines seen behind the scraped URL within the window.
+	 * @return the count; 0 before the first scrape, more than 1 for a pool
+	 */
+	public int engines() {
+		return this.engines;
 	}
 
 	/**

@@ -24,7 +24,8 @@ import dev.tokengap.timing.NanoClock;
  * tick ──► in flight? ──yes──► skip
  *              │no
  *              ▼
- *   GET /metrics ─► status 200? ─► copy body (cap) ─► parse ─► history.append ─► listener.scraped
+ *   GET /metrics ─► status 200? ─► copy body (cap) ─► parse ─► which engine? (rebase counters)
+ *                                                  ─► history.append ─► listener.scraped
  *        └──── timeout, refused, non-200, too big, no vLLM metrics ─────────────► listener.failed
  * </pre>
  *
@@ -59,6 +60,8 @@ public final class MetricsScraper implements AutoCloseable {
 	// Used only by the scrape in flight; handed over between scrapes through inFlight.
 	private final VllmMetricsReader reader = new VllmMetricsReader();
 
+	private final EngineRoster roster;
+
 	private volatile ScrapeBody body;
 
 	private volatile Boolean lastUp;
@@ -87,6 +90,7 @@ public final class MetricsScraper implements AutoCloseable {
 		this.listener = listener;
 		this.body = new ScrapeBody(this.maxBytes);
 		this.client = new MetricsClient(url, properties.scrapeTimeout(), properties.maxScrapeSize());
+		this.roster = new EngineRoster(url.toString(), properties.history().toNanos());
 	}
 
 	/** Scrapes now and then every interval, unless scraping is disabled. */
@@ -159,7 +163,10 @@ public final class MetricsScraper implements AutoCloseable {
 		if (sample == null) {
 			throw new ScrapeFailedException("no vLLM engine metrics in the body");
 		}
-		return sample;
+		// Behind one URL may be another engine than last time, or the same one restarted.
+		EngineSample rebased = this.roster.admit(sample, this.reader.identity());
+		this.history.engines(this.roster.engines());
+		return rebased;
 	}
 
 	private void succeeded(EngineSample sample, long start) {

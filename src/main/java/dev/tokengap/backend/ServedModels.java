@@ -1,8 +1,8 @@
 package dev.tokengap.backend;
 
 import java.time.Duration;
-import java.util.LinkedHashSet;
-import java.util.Set;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -17,7 +17,12 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Keeps the list of models the engine serves ({@code GET /v1/models}) fresh, so that only real
- * model names become metric labels.
+ * model names become metric labels, each with the name the engine labels its own series with.
+ *
+ * <p>
+ * vLLM labels its series with its first served name. A LoRA adapter's card names that as its
+ * {@code parent}; the further names of {@code --served-model-name a b} are cards of their own that
+ * share the first one's {@code root} (the model path).
  */
 public final class ServedModels implements AutoCloseable {
 
@@ -33,7 +38,7 @@ public final class ServedModels implements AutoCloseable {
 
 	private final Duration interval;
 
-	private final Consumer<Set<String>> listener;
+	private final Consumer<Map<String, String>> listener;
 
 	private final AtomicLong lastRefresh = new AtomicLong(System.nanoTime() - MIN_REFRESH_NANOS);
 
@@ -43,9 +48,10 @@ public final class ServedModels implements AutoCloseable {
 	 * Creates the refresher; call {@link #start()} to begin.
 	 * @param base the engine's base URL
 	 * @param interval how often to refresh
-	 * @param listener receives each successfully read list
+	 * @param listener receives each successfully read list: served id to the engine's name for it,
+	 * in the engine's order
 	 */
-	public ServedModels(String base, Duration interval, Consumer<Set<String>> listener) {
+	public ServedModels(String base, Duration interval, Consumer<Map<String, String>> listener) {
 		this.url = base + "/v1/models";
 		this.interval = interval;
 		this.listener = listener;
@@ -69,7 +75,7 @@ public final class ServedModels implements AutoCloseable {
 		}
 	}
 
-	Mono<Set<String>> fetch() {
+	Mono<Map<String, String>> fetch() {
 		return this.client.get()
 			.uri(this.url)
 			.responseSingle((response, body) -> (response.status().code() == 200) ? body.asByteArray()
@@ -79,15 +85,24 @@ public final class ServedModels implements AutoCloseable {
 			.onErrorResume((ex) -> Mono.empty());
 	}
 
-	static Set<String> parse(byte[] body) {
-		Set<String> ids = new LinkedHashSet<>();
+	static Map<String, String> parse(byte[] body) {
+		Map<String, String> names = new LinkedHashMap<>();
+		Map<String, String> firstByRoot = new LinkedHashMap<>();
 		for (JsonNode model : JSON.readTree(body).path("data")) {
-			String id = model.path("id").asString(null);
+			String id = text(model.path("id"));
 			if (id != null) {
-				ids.add(id);
+				String parent = text(model.path("parent"));
+				String root = text(model.path("root"));
+				String first = (root != null) ? firstByRoot.computeIfAbsent(root, (r) -> id) : id;
+				names.putIfAbsent(id, (parent != null) ? parent : first);
 			}
 		}
-		return ids;
+		return names;
+	}
+
+	private static String text(JsonNode node) {
+		String value = node.isString() ? node.stringValue() : null;
+		return (value == null || value.isEmpty()) ? null : value;
 	}
 
 	@Override

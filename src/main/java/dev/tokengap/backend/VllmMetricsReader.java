@@ -1,6 +1,7 @@
 package dev.tokengap.backend;
 
 import java.util.Arrays;
+import java.util.TreeSet;
 
 import dev.tokengap.backend.PrometheusTextParser.SampleVisitor;
 import dev.tokengap.metrics.BucketEdges;
@@ -34,6 +35,14 @@ public final class VllmMetricsReader {
 		this.state.reset();
 		this.parser.parse(text, this.state);
 		return this.state.sample(nanos);
+	}
+
+	/**
+	 * The identity of the engine whose exposition the last {@link #read} saw.
+	 * @return the identity, or {@code null} before the first read
+	 */
+	public EngineIdentity identity() {
+		return this.state.identity();
 	}
 
 	/**
@@ -89,26 +98,64 @@ public final class VllmMetricsReader {
 				"vllm:num_requests_waiting_by_reason", "vllm:prompt_tokens_by_source_total",
 				"vllm:prompt_tokens_by_source" };
 
+		// Identity: prometheus_client's process collector, or (multiprocess mode, where it is
+		// absent) the counter's creation time.
+		private static final String START_TIME = "process_start_time_seconds";
+
+		private static final String CREATED = "vllm:num_preemptions_created";
+
+		private static final int START = -2, CREATED_AT = -3;
+
 		private final double[] values = new double[NAMES.length];
 
 		private final int[] series = new int[NAMES.length];
+
+		private final TreeSet<String> engines = new TreeSet<>();
+
+		private final TreeSet<String> models = new TreeSet<>();
+
+		private double startTime;
+
+		private double createdAt;
+
+		private EngineIdentity identity;
 
 		private int matched = -1;
 
 		void reset() {
 			Arrays.fill(this.values, 0);
 			Arrays.fill(this.series, 0);
+			this.engines.clear();
+			this.models.clear();
+			this.startTime = Double.NaN;
+			this.createdAt = Double.NaN;
 		}
 
 		@Override
 		public boolean wants(CharSequence name) {
-			this.matched = (name.length() > 5 && name.charAt(4) == ':') ? indexOf(name, NAMES) : -1;
-			return this.matched >= 0;
+			if (name.length() > 5 && name.charAt(4) == ':') {
+				this.matched = indexOf(name, NAMES);
+				if (this.matched < 0 && TextSlice.contentEquals(name, CREATED)) {
+					this.matched = CREATED_AT;
+				}
+			}
+			else {
+				this.matched = TextSlice.contentEquals(name, START_TIME) ? START : -1;
+			}
+			return this.matched != -1;
 		}
 
 		@Override
 		public void sample(CharSequence name, SampleLabels labels, double value, long timestampMillis) {
 			int i = this.matched;
+			if (i == START || i == CREATED_AT) {
+				startTime(i, value);
+				return;
+			}
+			if (i == RUNNING) {
+				addLabel(this.engines, labels.get("engine"));
+				addLabel(this.models, labels.get("model_name"));
+			}
 			this.series[i]++;
 			if (i == KV || i == KV_V0) {
 				this.values[i] = (this.series[i] > 1) ? Math.max(this.values[i], value) : value;
@@ -128,7 +175,29 @@ public final class VllmMetricsReader {
 			return true;
 		}
 
+		// Several API-server processes (pid label) each have a start: the oldest is the server's.
+		private void startTime(int kind, double value) {
+			if (kind == START) {
+				this.startTime = Double.isNaN(this.startTime) ? value : Math.min(this.startTime, value);
+			}
+			else {
+				this.createdAt = Double.isNaN(this.createdAt) ? value : Math.min(this.createdAt, value);
+			}
+		}
+
+		private static void addLabel(TreeSet<String> into, CharSequence value) {
+			if (value != null && into.size() < 64) {
+				into.add(value.toString());
+			}
+		}
+
+		EngineIdentity identity() {
+			return this.identity;
+		}
+
 		EngineSample sample(long nanos) {
+			this.identity = new EngineIdentity(Double.isNaN(this.startTime) ? this.createdAt : this.startTime,
+					String.join(",", this.engines), String.join(",", this.models));
 			for (int count : this.series) {
 				if (count > 0) {
 					return new EngineSample(nanos, value(RUNNING, RUNNING), value(WAITING, WAITING),

@@ -6,8 +6,8 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 import dev.tokengap.attribution.AttributionProperties;
@@ -27,7 +27,7 @@ import dev.tokengap.timing.NanoClock;
  * Wires the engine scrape (history, mirror gauges) and spike attribution.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnProperty(name = "tokengap.mode", havingValue = "proxy", matchIfMissing = true)
+@Conditional(ProxyModeCondition.class)
 class AttributionConfiguration {
 
 	private static final Log logger = LogFactory.getLog(AttributionConfiguration.class);
@@ -51,7 +51,7 @@ class AttributionConfiguration {
 			@Override
 			public void scraped(EngineSample sample, long durationNanos) {
 				meters.scraped(sample.running(), sample.waiting(), sample.swapped(), sample.kvUsage(),
-						sample.preemptions(), durationNanos);
+						sample.preemptions(), history.engines(), durationNanos);
 			}
 
 			@Override

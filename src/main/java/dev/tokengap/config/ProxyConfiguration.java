@@ -23,6 +23,7 @@ import org.springframework.context.annotation.Configuration;
 
 import dev.tokengap.backend.MetricsScraper;
 import dev.tokengap.backend.ServedModels;
+import dev.tokengap.metrics.BackendMeters;
 import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.MetricsProperties;
 import dev.tokengap.metrics.ModelLabels;
@@ -43,7 +44,7 @@ import dev.tokengap.timing.NanoClock;
  * meters, and the handler that owns the proxy port.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnProperty(name = "tokengap.mode", havingValue = "proxy", matchIfMissing = true)
+@Conditional(ProxyModeCondition.class)
 class ProxyConfiguration {
 
 	private static final Log logger = LogFactory.getLog(ProxyConfiguration.class);
@@ -59,9 +60,9 @@ class ProxyConfiguration {
 	@Conditional(DemoModeCondition.class)
 	SimulatorServer demoSimulator(SimulatorProperties properties) {
 		SimulatorServer simulator = SimulatorServer.start(properties, "127.0.0.1", 0);
-		logger.info("No tokengap.upstream.url set: DEMO MODE, proxying to the built-in vLLM simulator at "
-				+ "http://127.0.0.1:" + simulator.port() + " (model " + properties.model()
-				+ "). Set TOKENGAP_UPSTREAM_URL to put tokengap in front of a real vLLM.");
+		logger.info("tokengap.mode=demo: DEMO MODE, proxying to the built-in vLLM simulator at " + "http://127.0.0.1:"
+				+ simulator.port() + " (model " + properties.model()
+				+ "). Set TOKENGAP_UPSTREAM_URL (and no demo mode) to put tokengap in front of a real vLLM.");
 		return simulator;
 	}
 
@@ -74,9 +75,13 @@ class ProxyConfiguration {
 
 	@Bean(destroyMethod = "close")
 	UpstreamClient upstreamClient(UpstreamProperties properties, ObjectProvider<SimulatorServer> demo) {
+		SimulatorServer simulator = demo.getIfAvailable();
 		UpstreamProperties effective = properties;
-		if (properties.url() == null) {
-			effective = properties.withUrl(URI.create("http://127.0.0.1:" + demo.getObject().port()));
+		if (simulator != null) {
+			effective = properties.withUrl(URI.create("http://127.0.0.1:" + simulator.port()));
+		}
+		else if (properties.url() == null) {
+			throw new UpstreamUrlMissingException();
 		}
 		UpstreamClient client = new UpstreamClient(effective);
 		logger.info("Proxying to " + client.base());
@@ -89,8 +94,12 @@ class ProxyConfiguration {
 	}
 
 	@Bean(initMethod = "start", destroyMethod = "close")
-	ServedModels servedModels(UpstreamClient upstream, ModelLabels labels) {
-		ServedModels served = new ServedModels(upstream.base(), Duration.ofSeconds(60), labels::served);
+	ServedModels servedModels(UpstreamClient upstream, ModelLabels labels, BackendMeters meters,
+			MetricsProperties metrics) {
+		ServedModels served = new ServedModels(upstream.base(), Duration.ofSeconds(60), (models) -> {
+			labels.served(models.keySet());
+			meters.servedModels(models, metrics.maxModels());
+		});
 		labels.onUnlisted(served::refreshSoon);
 		return served;
 	}

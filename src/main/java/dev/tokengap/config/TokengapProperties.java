@@ -9,7 +9,9 @@ import org.springframework.validation.annotation.Validated;
 /**
  * Top-level settings ({@code tokengap.*}).
  *
- * @param mode {@code proxy} (default) or {@code simulator} (run only the built-in vLLM simulator)
+ * @param mode {@code proxy} (default: in front of {@code tokengap.upstream.url}, which must be set),
+ * {@code demo} (the proxy in front of the built-in simulator, with a demo load) or {@code simulator}
+ * (run only the built-in vLLM simulator)
  * @param stallThreshold a gap at or above this is a stall
  * @param shutdown graceful shutdown
  */
@@ -37,8 +39,10 @@ public record TokengapProperties(@DefaultValue("proxy") Mode mode, @DefaultValue
 	/** What the process runs. */
 	public enum Mode {
 
-		/** The proxy (and, with no upstream URL, the in-process simulator behind it). */
+		/** The proxy in front of {@code tokengap.upstream.url}; refuses to start without it. */
 		PROXY,
+		/** The proxy in front of the in-process simulator, with a demo load: asked for, never implied. */
+		DEMO,
 		/** Only the vLLM simulator, on {@code tokengap.sim.port}. */
 		SIMULATOR
 

@@ -1,10 +1,14 @@
 package dev.tokengap.metrics;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 /**
@@ -24,6 +28,10 @@ public final class BackendMeters {
 	public static final String PREEMPTIONS = "tokengap_backend_preemptions_total";
 
 	public static final String UP = "tokengap_backend_up";
+
+	public static final String ENGINES = "tokengap_backend_engines";
+
+	public static final String MODEL_INFO = "tokengap_model_info";
 
 	public static final String SCRAPE_DURATION = "tokengap_backend_scrape_duration_seconds";
 
@@ -47,6 +55,13 @@ public final class BackendMeters {
 
 	private volatile boolean up;
 
+	private volatile double engines = Double.NaN;
+
+	private final Info modelInfo;
+
+	// Guarded by modelInfo: what it holds now, to remove what the engine no longer lists.
+	private Map<String, String> models = Map.of();
+
 	/**
 	 * Registers the mirror's series.
 	 * @param registry the registry {@code /actuator/prometheus} exposes
@@ -59,6 +74,8 @@ public final class BackendMeters {
 		gauge(registry, KV_CACHE_USAGE, "Engine KV-cache usage 0..1 (vllm:kv_cache_usage_perc), last scrape",
 				() -> this.kvUsage);
 		gauge(registry, UP, "1 when the last scrape of the engine's /metrics succeeded", () -> this.up ? 1 : 0);
+		gauge(registry, ENGINES, "Distinct engines seen behind the scraped metrics URL within the history window "
+				+ "(more than 1: a pool, attribution says unknown)", () -> this.engines);
 		CounterWithCallback.builder()
 			.name(PREEMPTIONS)
 			.help("Engine preemptions (vllm:num_preemptions_total), last scrape")
@@ -68,6 +85,12 @@ public final class BackendMeters {
 					callback.call(value);
 				}
 			})
+			.register(registry);
+		this.modelInfo = Info.builder()
+			.name(MODEL_INFO)
+			.help("1 for each model the engine serves (model_name, tokengap's label) with the name the engine labels "
+					+ "its own series with (engine_model_name): an alias's first served name, a LoRA adapter's base")
+			.labelNames("model_name", "engine_model_name")
 			.register(registry);
 		this.duration = Histogram.builder()
 			.name(SCRAPE_DURATION)
@@ -99,11 +122,13 @@ public final class BackendMeters {
 	 * @param waiting requests waiting
 	 * @param swapped requests swapped, NaN when not exported
 	 * @param kvUsage KV usage 0..1
-	 * @param preemptions preemptions counter
+	 * @param preemptions preemptions counter, rebased across restarts and engines
+	 * @param engines distinct engines seen behind the URL within the history window
 	 * @param durationNanos scrape time
 	 */
 	public void scraped(double running, double waiting, double swapped, double kvUsage, double preemptions,
-			long durationNanos) {
+			int engines, long durationNanos) {
+		this.engines = engines;
 		this.running = running;
 		this.waiting = waiting;
 		this.swapped = swapped;
@@ -111,6 +136,35 @@ public final class BackendMeters {
 		this.preemptions = preemptions;
 		this.up = true;
 		this.duration.observe(durationNanos / 1e9);
+	}
+
+	/**
+	 * Replaces the models of {@code tokengap_model_info}: the first {@code max} the engine lists,
+	 * the cap of {@code model_name} values, since the engine's list is not bounded either.
+	 * @param served served id to the engine's name for it, in the engine's order
+	 * @param max most models exported
+	 */
+	public void servedModels(Map<String, String> served, int max) {
+		Map<String, String> kept = new LinkedHashMap<>();
+		for (Map.Entry<String, String> model : served.entrySet()) {
+			if (kept.size() >= max) {
+				break;
+			}
+			kept.put(model.getKey(), model.getValue());
+		}
+		synchronized (this.modelInfo) {
+			this.models.forEach((name, engine) -> {
+				if (!engine.equals(kept.get(name))) {
+					this.modelInfo.remove(name, engine);
+				}
+			});
+			kept.forEach((name, engine) -> {
+				if (!engine.equals(this.models.get(name))) {
+					this.modelInfo.addLabelValues(name, engine);
+				}
+			});
+			this.models = kept;
+		}
 	}
 
 	/**

@@ -12,8 +12,8 @@ import org.springframework.validation.annotation.Validated;
 /**
  * Where and how tokengap reaches the engine ({@code tokengap.upstream.*}).
  *
- * @param url the engine's base URL, e.g. {@code http://127.0.0.1:8000}; unset = demo mode (the
- * built-in simulator)
+ * @param url the engine's base URL, e.g. {@code http://127.0.0.1:8000}; required unless
+ * {@code tokengap.mode=demo}
  * @param responseTimeout longest wait for the response headers (504 after it)
  * @param idleTimeout longest silence between two response chunks once streaming (the stream then
  * fails with outcome {@code upstream_timeout}); never a total deadline

@@ -77,7 +77,7 @@ final class AudioHandler {
 			throw InvalidRequestException.badRequest("Field required: file");
 		}
 		String model = form.field("model");
-		if (model != null && !model.equals(this.engine.properties().model())) {
+		if (model != null && !this.engine.properties().serves(model)) {
 			throw InvalidRequestException.unknownModel(model);
 		}
 		boolean stream = form.flag("stream");

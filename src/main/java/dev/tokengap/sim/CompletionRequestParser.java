@@ -111,7 +111,7 @@ final class CompletionRequestParser {
 		if (!model.isString()) {
 			throw InvalidRequestException.badRequest("model must be a string");
 		}
-		if (!model.stringValue().equals(this.properties.model())) {
+		if (!this.properties.serves(model.stringValue())) {
 			throw InvalidRequestException.unknownModel(model.stringValue());
 		}
 	}

@@ -1,6 +1,7 @@
 package dev.tokengap.sim;
 
 import java.time.Duration;
+import java.util.List;
 
 import jakarta.validation.constraints.DecimalMax;
 import jakarta.validation.constraints.DecimalMin;
@@ -48,6 +49,12 @@ import org.springframework.validation.annotation.Validated;
  * @param prefixCaching whether a prompt's full blocks already computed for an earlier prompt
  * with the same text prefix are reused instead of prefilled, as vLLM v1's automatic prefix
  * caching (on by default there too)
+ * @param aliases further served names of the model, as vLLM's {@code --served-model-name model
+ * alias...}: listed by {@code /v1/models} with the model's {@code root}, served like it; the
+ * engine's own series keep the first name
+ * @param loraAdapters LoRA adapters, as vLLM's {@code --lora-modules name=path}: listed by
+ * {@code /v1/models} with {@code parent} the model, served like it (the simulator has no
+ * weights to adapt)
  */
 @ConfigurationProperties("tokengap.sim")
 @Validated
@@ -63,7 +70,22 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 		@DefaultValue("0ms") @DurationMin(nanos = 0) Duration metricsDelay,
 		@DefaultValue("4") @Positive int charsPerToken, @DefaultValue("100000") @Positive int traceCapacity,
 		@DefaultValue("0") @DecimalMin("0") @DecimalMax("1") double reasoningShare,
-		@DefaultValue("0") @PositiveOrZero int maxNumQueuedReqs, @DefaultValue("true") boolean prefixCaching) {
+		@DefaultValue("0") @PositiveOrZero int maxNumQueuedReqs, @DefaultValue("true") boolean prefixCaching,
+		@DefaultValue List<String> aliases, @DefaultValue List<String> loraAdapters) {
+
+	public SimulatorProperties {
+		aliases = (aliases != null) ? List.copyOf(aliases) : List.of();
+		loraAdapters = (loraAdapters != null) ? List.copyOf(loraAdapters) : List.of();
+	}
+
+	/**
+	 * Whether a request's {@code model} names this engine: the model, an alias or an adapter.
+	 * @param name the requested model
+	 * @return whether it is served
+	 */
+	boolean serves(String name) {
+		return this.model.equals(name) || this.aliases.contains(name) || this.loraAdapters.contains(name);
+	}
 
 	/**
 	 * The defaults, bound from the {@code @DefaultValue} literals so they live in one
@@ -169,6 +191,10 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 
 		private boolean prefixCaching;
 
+		private List<String> aliases;
+
+		private List<String> loraAdapters;
+
 		private Builder(SimulatorProperties p) {
 			this.port = p.port;
 			this.model = p.model;
@@ -189,6 +215,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			this.reasoningShare = p.reasoningShare;
 			this.maxNumQueuedReqs = p.maxNumQueuedReqs;
 			this.prefixCaching = p.prefixCaching;
+			this.aliases = p.aliases;
+			this.loraAdapters = p.loraAdapters;
 		}
 
 		public Builder port(int port) {
@@ -286,12 +314,22 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			return this;
 		}
 
+		public Builder aliases(List<String> aliases) {
+			this.aliases = aliases;
+			return this;
+		}
+
+		public Builder loraAdapters(List<String> loraAdapters) {
+			this.loraAdapters = loraAdapters;
+			return this;
+		}
+
 		public SimulatorProperties build() {
 			return new SimulatorProperties(this.port, this.model, this.seed, this.maxNumSeqs, this.maxNumBatchedTokens,
 					this.chunkedPrefill, this.blockSize, this.numKvBlocks, this.stepFixedCost, this.stepCostPerSeq,
 					this.stepCostPerPrefillToken, this.defaultMaxTokens, this.maxModelLen, this.metricsDelay,
 					this.charsPerToken, this.traceCapacity, this.reasoningShare,
-					this.maxNumQueuedReqs, this.prefixCaching);
+					this.maxNumQueuedReqs, this.prefixCaching, this.aliases, this.loraAdapters);
 		}
 
 	}

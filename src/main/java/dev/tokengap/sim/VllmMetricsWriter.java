@@ -22,6 +22,7 @@ final class VllmMetricsWriter {
 
 	String write(VllmMetrics metrics, EngineGauges gauges) {
 		StringBuilder out = new StringBuilder(16384);
+		processStartTime(out, metrics);
 		gauge(out, "vllm:num_requests_running", "Number of requests in model execution batches.", gauges.running());
 		gauge(out, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", gauges.waiting());
 		waitingByReason(out, gauges);
@@ -50,6 +51,15 @@ final class VllmMetricsWriter {
 		histogram(out, metrics, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
 				metrics.e2eRequestLatency);
 		return out.toString();
+	}
+
+	/**
+	 * prometheus_client's process collector, which vLLM's default registry carries: its start
+	 * time tells one engine process from another (or from itself restarted) behind one URL.
+	 */
+	private static void processStartTime(StringBuilder out, VllmMetrics metrics) {
+		header(out, "process_start_time_seconds", "Start time of the process since unix epoch in seconds.", "gauge");
+		out.append("process_start_time_seconds ").append(PythonFloats.goString(metrics.createdEpochSeconds)).append('\n');
 	}
 
 	private void gauge(StringBuilder out, String name, String help, double value) {

@@ -15,7 +15,7 @@ import org.springframework.boot.test.context.SpringBootTest;
  * {@code tokengap.proxy.client-send-buffer}), tokengap's writes to that client wait.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
 				"tokengap.backend.scrape-timeout=350ms", "tokengap.attribution.spike-floor=200ms", "tokengap.sim.step-fixed-cost=10ms",
 				"tokengap.proxy.client-send-buffer=8KB" })
 class ClientBackpressureScenarioTests extends ScenarioSupport {

@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * no prefill, so the gaps are not blamed on it.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
 				"tokengap.backend.scrape-timeout=350ms", "tokengap.attribution.spike-floor=200ms",
 				"tokengap.sim.chunked-prefill=false", "tokengap.sim.step-fixed-cost=20ms",
 				"tokengap.sim.step-cost-per-prefill-token=50us", "tokengap.sim.max-model-len=8192" })

@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * seen) out of the score, the stalls' gaps are over 500 ms.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
 				"tokengap.backend.scrape-timeout=350ms", "tokengap.attribution.spike-floor=400ms",
 				"tokengap.sim.step-fixed-cost=20ms", "tokengap.sim.block-size=16", "tokengap.sim.num-kv-blocks=400",
 				"tokengap.sim.max-model-len=4096", "tokengap.sim.max-num-queued-reqs=2" })

@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A steady engine: spikes come from outside the engine, and a smooth load has almost none.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
 				"tokengap.backend.scrape-timeout=350ms", "tokengap.sim.step-fixed-cost=20ms" })
 class SteadyEngineScenarioTests extends ScenarioSupport {
 

@@ -220,6 +220,33 @@ class VllmMetricsReaderTests {
 		assertThat(this.reader.malformedLines()).isEqualTo(3);
 	}
 
+	@Test
+	void identifiesTheEngineByProcessStartTimeEngineLabelsAndModel() {
+		String text = "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+				+ "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds 1.77693016063e+09\n"
+				+ MetricsFixtures.exposition(MetricsFixtures.V1_FULL);
+		this.reader.read(text, 1);
+		assertThat(this.reader.identity())
+			.isEqualTo(new EngineIdentity(1.77693016063e9, "0", "meta-llama/Llama-3.1-8B-Instruct"));
+	}
+
+	@Test
+	void withoutAProcessStartTimeTheCountersCreationTimeStandsInForIt() {
+		this.reader.read(MetricsFixtures.exposition(MetricsFixtures.V1_FULL), 1);
+		assertThat(this.reader.identity())
+			.isEqualTo(new EngineIdentity(1.7769301736866438e9, "0", "meta-llama/Llama-3.1-8B-Instruct"));
+		this.reader.read(DATA_PARALLEL, 2);
+		assertThat(this.reader.identity().engines()).isEqualTo("0,1");
+	}
+
+	@Test
+	void anEngineWithNeitherHasAnUnknownStart() {
+		this.reader.read(BARE_COUNTERS, 1);
+		assertThat(this.reader.identity().startTime()).isNaN();
+		assertThat(this.reader.identity().engines()).isEmpty();
+		assertThat(this.reader.identity().models()).isEqualTo("meta-llama/Llama-3.1-8B-Instruct");
+	}
+
 	/** A histogram as prometheus_client writes it: buckets in the given order, then +Inf, count, sum. */
 	private static String histogram(String name, String labels, double[] edges) {
 		String buckets = Arrays.stream(edges)

@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.within;
  * {@link BenchResponsesIntegrationTests}.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
 class BenchIntegrationTests {
 
 	private static final int PROMPTS = 24;

@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The {@code vllm-v0} profile with one family given explicitly.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.metrics.buckets=vllm-v0",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.metrics.buckets=vllm-v0",
 				"tokengap.metrics.request-buckets=1.0,10.0,100.0", "tokengap.metrics.models=m-v0" })
 class BucketProfileIntegrationTests extends ScriptedUpstreamTests {
 

@@ -36,7 +36,7 @@ import static org.awaitility.Awaitility.await;
  * healthy stream beside it is unaffected and no buffer leaks.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.proxy.request-timeout=1s",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.proxy.request-timeout=1s",
 				"tokengap.proxy.client-send-buffer=64KB",
 				"tokengap.metrics.models=m-healthy,m-before-headers,m-last-event,m-after-done,m-not-reading" })
 class ClientFaultIntegrationTests extends ScriptedUpstreamTests {

@@ -14,7 +14,7 @@ import static org.awaitility.Awaitility.await;
  * The newcomer's first command: with no upstream URL and no flags, histograms fill at once.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0" })
+		properties = { "management.server.port=0", "tokengap.mode=demo" })
 class DemoModeIntegrationTests {
 
 	@LocalManagementPort

@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * the management port.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.metrics.models=m-expo" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.metrics.models=m-expo" })
 class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 
 	static final List<String> V1_TTFT = List.of("0.001", "0.005", "0.01", "0.02", "0.04", "0.06", "0.08", "0.1",

@@ -40,7 +40,8 @@ class GracefulShutdownIntegrationTests {
 	@Test
 	void letsAStreamInFlightFinishOnShutdown() throws Exception {
 		ConfigurableApplicationContext context = SpringApplication.run(TokengapApplication.class, "--server.port=0",
-				"--management.server.port=0", "--tokengap.demo.load=false", "--tokengap.sim.step-fixed-cost=20ms",
+				"--management.server.port=0", "--tokengap.mode=demo", "--tokengap.demo.load=false",
+				"--tokengap.sim.step-fixed-cost=20ms",
 				"--tokengap.shutdown.drain-timeout=20s");
 		int port = ((WebServerApplicationContext) context).getWebServer().getPort();
 		CompletableFuture<Recording> stream = CompletableFuture.supplyAsync(() -> StreamingClient

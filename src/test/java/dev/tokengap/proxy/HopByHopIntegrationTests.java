@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * credentials for the engine included, pass unchanged.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0" })
+		properties = { "management.server.port=0", "tokengap.mode=demo" })
 class HopByHopIntegrationTests extends ScriptedUpstreamTests {
 
 	static final List<String> REQUEST_HOP_BY_HOP = List.of("connection", "keep-alive", "proxy-connection", "te",

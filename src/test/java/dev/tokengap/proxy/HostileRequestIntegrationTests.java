@@ -24,7 +24,7 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
  * reaches the engine as a request of its own.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0" })
+		properties = { "management.server.port=0", "tokengap.mode=demo" })
 class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 
 	/** A request hidden in a body: it must never reach the engine. */

@@ -28,7 +28,7 @@ import static org.awaitility.Awaitility.await;
  * in a log line at the default levels, in the exposition or in {@code /actuator/spikes}.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.metrics.models=m-log",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.metrics.models=m-log",
 				"tokengap.proxy.max-request-body=4KB", "tokengap.upstream.response-timeout=1s" })
 @ExtendWith(OutputCaptureExtension.class)
 class LogCaptureIntegrationTests extends ScriptedUpstreamTests {

@@ -32,7 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * never break the exposition (checked by the real {@code promtool} and parsed back).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.metrics.max-models=8" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.metrics.max-models=8" })
 class ModelLabelCardinalityIntegrationTests extends ScriptedUpstreamTests {
 
 	static final int MAX_MODELS = 8;

@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * nothing.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0" })
+		properties = { "management.server.port=0", "tokengap.mode=demo" })
 class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 
 	static final ScriptedUpstream foreign = ScriptedUpstream.start();

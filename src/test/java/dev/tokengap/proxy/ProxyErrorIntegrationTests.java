@@ -20,7 +20,7 @@ import static org.awaitility.Awaitility.await;
  * tokengap's are OpenAI-style JSON with the right status.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.upstream.response-timeout=500ms",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.upstream.response-timeout=500ms",
 				"tokengap.proxy.max-request-body=1KB", "tokengap.metrics.models=m-err" })
 class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 

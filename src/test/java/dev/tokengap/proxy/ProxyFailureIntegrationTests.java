@@ -23,7 +23,7 @@ import static org.awaitility.Awaitility.await;
  * test class.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.metrics.max-models=19" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.metrics.max-models=19" })
 class ProxyFailureIntegrationTests extends ScriptedUpstreamTests {
 
 	@Autowired

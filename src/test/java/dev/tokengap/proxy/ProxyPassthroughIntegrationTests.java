@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Byte-exact passthrough of recorded vLLM-style transcripts, however the upstream splits them.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0" })
+		properties = { "management.server.port=0", "tokengap.mode=demo" })
 class ProxyPassthroughIntegrationTests extends ScriptedUpstreamTests {
 
 	static final List<String> TRANSCRIPTS = List.of("chat-usage.sse", "chat-crlf.sse", "chat-cr.sse",

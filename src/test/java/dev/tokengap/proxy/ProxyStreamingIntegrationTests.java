@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.within;
  * at the client write, and the exact bucket counts the contract defines.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0",
+		properties = { "management.server.port=0", "tokengap.mode=demo",
 				"tokengap.metrics.models=m-flush,m-big,m-gaps,m-smooth,m-ttft,m-usage,m-nousage" })
 class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 

@@ -34,7 +34,7 @@ import static org.awaitility.Awaitility.await;
  * simulator leaves out fails here.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
 class RealClientsIntegrationTests {
 
 	private static final String MODEL = "sim-llama-3-8b";

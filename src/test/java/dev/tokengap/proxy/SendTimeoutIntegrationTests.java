@@ -23,7 +23,7 @@ import static org.awaitility.Awaitility.await;
  * its KV cache) without bound, while a client that reads slowly keeps its stream.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.proxy.send-timeout=2s",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.proxy.send-timeout=2s",
 				"tokengap.proxy.client-send-buffer=16KB", "tokengap.metrics.models=m-stopped,m-slow-reader" })
 class SendTimeoutIntegrationTests extends ScriptedUpstreamTests {
 

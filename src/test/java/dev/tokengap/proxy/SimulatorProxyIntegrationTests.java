@@ -30,7 +30,7 @@ import static org.awaitility.Awaitility.await;
  * Demo mode (no upstream URL): tokengap in front of its in-process simulator, over real HTTP.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
 class SimulatorProxyIntegrationTests {
 
 	@LocalServerPort

@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code tokengap.proxy.request-timeout}.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.demo.load=false", "tokengap.proxy.request-timeout=1s" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.proxy.request-timeout=1s" })
 class SlowClientIntegrationTests {
 
 	@LocalServerPort

@@ -29,7 +29,7 @@ import static org.awaitility.Awaitility.await;
  * events and gets its one true outcome.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0",
+		properties = { "management.server.port=0", "tokengap.mode=demo",
 				"tokengap.metrics.models=m-resp,m-msg,m-err,m-pre,m-n2,m-503,m-404,m-replay,m-audio,m-resp-fail" })
 class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 

@@ -31,7 +31,7 @@ import static org.awaitility.Awaitility.await;
  * terminating chunk), the outcome is counted, and nothing is made up.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.upstream.idle-timeout=500ms",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.upstream.idle-timeout=500ms",
 				"tokengap.upstream.response-timeout=1s",
 				"tokengap.metrics.models=m-reset,m-idle,m-nodone,m-slow,m-huge,m-paused,m-healthy" })
 class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {

@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * when next acquired (which never comes after a burst).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.upstream.max-idle-time=500ms" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.upstream.max-idle-time=500ms" })
 class UpstreamPoolIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test

@@ -26,7 +26,7 @@ import static org.awaitility.Awaitility.await;
  * not a 504 after Reactor Netty's 45 s.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.upstream.max-connections=1",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.upstream.max-connections=1",
 				"tokengap.upstream.pending-acquire-timeout=300ms", "tokengap.metrics.models=m-full" })
 class UpstreamSaturationIntegrationTests extends ScriptedUpstreamTests {
 

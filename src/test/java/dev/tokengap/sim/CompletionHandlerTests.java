@@ -223,6 +223,28 @@ class CompletionHandlerTests {
 	}
 
 	@Test
+	void modelsListsAliasesAndLoraAdaptersAsVllmAndServesThemLikeTheModel() {
+		try (SimulatorServer served = FastSimulator
+			.start(FastSimulator.properties().aliases(List.of("llama-alias")).loraAdapters(List.of("sql-lora")).build())) {
+			SseTestClient other = new SseTestClient(served);
+			JsonNode data = other.get("/v1/models").json().path("data");
+			assertThat(data.size()).isEqualTo(3);
+			assertThat(data.path(1).path("id").stringValue()).isEqualTo("llama-alias");
+			assertThat(data.path(1).path("root").stringValue()).isEqualTo("sim-llama-3-8b");
+			assertThat(data.path(1).path("parent").isNull()).isTrue();
+			assertThat(data.path(2).path("id").stringValue()).isEqualTo("sql-lora");
+			assertThat(data.path(2).path("root").stringValue()).isEqualTo("/adapters/sql-lora");
+			assertThat(data.path(2).path("parent").stringValue()).isEqualTo("sim-llama-3-8b");
+			for (String model : List.of("llama-alias", "sql-lora")) {
+				assertThat(other.post(FastSimulator.CHAT, "{\"model\":\"" + model
+						+ "\",\"max_tokens\":3,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}").status())
+					.as(model)
+					.isEqualTo(200);
+			}
+		}
+	}
+
+	@Test
 	void healthIsOkWithAnEmptyBody() {
 		SseTestClient.Exchange exchange = client.get("/health");
 		assertThat(exchange.status()).isEqualTo(200);

@@ -21,6 +21,7 @@ import reactor.core.Disposable;
 import static dev.tokengap.sim.FastSimulator.CHAT;
 import static dev.tokengap.sim.SseTestClient.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.offset;
 import static org.awaitility.Awaitility.await;
 
 class MetricsHandlerTests {
@@ -51,6 +52,9 @@ class MetricsHandlerTests {
 		assertThat(exchange.headers().get("Content-Type")).isEqualTo("text/plain; version=0.0.4; charset=utf-8");
 		assertThat(exchange.body()).endsWith("\n");
 		for (String line : exchange.body().split("\n")) {
+			if (line.startsWith("process_start_time_seconds ") || line.matches("# (HELP|TYPE) process_.+")) {
+				continue;
+			}
 			if (line.startsWith("#")) {
 				assertThat(line).matches("# (HELP|TYPE) vllm:[a-z0-9_]+ .+");
 				continue;
@@ -77,7 +81,24 @@ class MetricsHandlerTests {
 				"vllm:num_requests_waiting_by_reason", "vllm:prompt_tokens_by_source_total",
 				"vllm:prompt_tokens_by_source_created", "vllm:prompt_tokens_cached_total",
 				"vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total");
+		// The fixture leaves out prometheus_client's process collector (see the next test).
+		ours.remove("process_start_time_seconds");
 		ours.forEach((family, lines) -> assertThat(lines).as(family).isEqualTo(vllm.get(family)));
+	}
+
+	@Test
+	void exportsItsStartTimeAsPrometheusClientsProcessCollectorDoes() {
+		String body = this.client.get("/metrics").body();
+		assertThat(body).startsWith("# HELP process_start_time_seconds Start time of the process since unix epoch in "
+				+ "seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds ");
+		String value = body.lines()
+			.filter((line) -> line.startsWith("process_start_time_seconds "))
+			.findFirst()
+			.orElseThrow()
+			.substring("process_start_time_seconds ".length());
+		assertThat(value).matches("[0-9]\\.[0-9]+e\\+09");
+		assertThat(Double.parseDouble(value)).isCloseTo(System.currentTimeMillis() / 1000.0,
+				offset(60.0));
 	}
 
 	@Test
