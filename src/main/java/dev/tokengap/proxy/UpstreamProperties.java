@@ -13,7 +13,9 @@ import org.springframework.validation.annotation.Validated;
  * Where and how tokengap reaches the engine ({@code tokengap.upstream.*}).
  *
  * @param url the engine's base URL, e.g. {@code http://127.0.0.1:8000}; required unless
- * {@code tokengap.mode=demo}
+ * {@code tokengap.mode=demo}. An empty port ({@code http://127.0.0.1:}: what the downward API
+ * makes of a pod without the {@code tokengap.dev/engine-port} annotation) means vLLM's default,
+ * 8000
  * @param responseTimeout longest wait for the response headers (504 after it)
  * @param idleTimeout longest silence between two response chunks once streaming (the stream then
  * fails with outcome {@code upstream_timeout}); never a total deadline
@@ -31,7 +33,11 @@ public record UpstreamProperties(URI url, @DefaultValue("10m") Duration response
 		@DefaultValue("2048") @Min(1) int maxConnections, @DefaultValue("4s") Duration maxIdleTime,
 		@DefaultValue("5s") Duration pendingAcquireTimeout) {
 
+	/** vLLM's default port ({@code vllm serve --port}). */
+	public static final int DEFAULT_ENGINE_PORT = 8000;
+
 	public UpstreamProperties {
+		url = withDefaultPort(url);
 		requirePositive("response-timeout", responseTimeout);
 		requirePositive("idle-timeout", idleTimeout);
 		requirePositive("connect-timeout", connectTimeout);
@@ -41,6 +47,16 @@ public record UpstreamProperties(URI url, @DefaultValue("10m") Duration response
 			throw new IllegalArgumentException(
 					"tokengap.upstream.url must be an http:// URL with a host, got '" + url + "'");
 		}
+	}
+
+	/** An authority that ends with an empty port ({@code host:}) gets vLLM's default port. */
+	private static URI withDefaultPort(URI url) {
+		String authority = (url != null) ? url.getRawAuthority() : null;
+		if (authority == null || !authority.endsWith(":") || url.getPort() != -1) {
+			return url;
+		}
+		String rest = url.toString().substring(url.getScheme().length() + 3 + authority.length());
+		return URI.create(url.getScheme() + "://" + authority + DEFAULT_ENGINE_PORT + rest);
 	}
 
 	private static void requirePositive(String name, Duration value) {

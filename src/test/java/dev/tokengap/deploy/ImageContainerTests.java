@@ -21,9 +21,12 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
+import org.testcontainers.containers.output.ToStringConsumer;
+import org.testcontainers.containers.startupcheck.OneShotStartupCheckStrategy;
 import org.yaml.snakeyaml.Yaml;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The image of {@code docker/Dockerfile} runs as Kubernetes runs it (read-only root, /tmp
@@ -74,6 +77,23 @@ class ImageContainerTests {
 		if (network != null) {
 			network.close();
 		}
+	}
+
+	/** A misspelt upstream variable must not serve the simulator's fake completions to real clients. */
+	@Test
+	@Order(0)
+	void refusesToStartWithoutAnEngineUrlInsteadOfFallingIntoDemoMode() {
+		ToStringConsumer logs = new ToStringConsumer();
+		try (GenericContainer<?> unconfigured = new GenericContainer<>(TokengapImage.get())
+			.withEnv("TOKENGAP_UPSTREM_URL", "http://vllm:8000")
+			.withLogConsumer(logs)
+			.withStartupCheckStrategy(new OneShotStartupCheckStrategy().withTimeout(Duration.ofMinutes(2)))) {
+			assertThatThrownBy(unconfigured::start).as("the container exits with a failure").isNotNull();
+		}
+		assertThat(logs.toUtf8String()).contains("tokengap.upstream.url")
+			.contains("TOKENGAP_UPSTREAM_URL")
+			.contains("--tokengap.mode=demo")
+			.doesNotContain("Started TokengapApplication");
 	}
 
 	@Test

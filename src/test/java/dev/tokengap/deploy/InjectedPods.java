@@ -1,5 +1,7 @@
 package dev.tokengap.deploy;
 
+import java.net.URI;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +17,8 @@ import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.SecurityContext;
+
+import dev.tokengap.proxy.UpstreamProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -136,10 +140,15 @@ final class InjectedPods {
 	 */
 	static void assertReachesEngineOnLoopback(Container tokengap, Map<String, String> podAnnotations,
 			Container engine, int enginePort) {
-		assertThat(podAnnotations).containsEntry("tokengap.dev/engine-port", String.valueOf(enginePort));
-		Map<String, String> env = env(tokengap, podAnnotations);
-		assertThat(env).containsEntry("TOKENGAP_UPSTREAM_URL", "http://127.0.0.1:" + enginePort)
-			.containsEntry("SERVER_PORT", String.valueOf(PROXY_PORT))
+		Map<String, String> annotations = (podAnnotations != null) ? podAnnotations : Map.of();
+		Map<String, String> env = env(tokengap, annotations);
+		// As tokengap reads it: a missing annotation is an empty port, vLLM's default.
+		URI upstream = new UpstreamProperties(URI.create(env.get("TOKENGAP_UPSTREAM_URL")), Duration.ofMinutes(10),
+				Duration.ofMinutes(5), Duration.ofSeconds(5), 2048, Duration.ofSeconds(4), Duration.ofSeconds(5))
+			.url();
+		assertThat(upstream.getHost()).isEqualTo("127.0.0.1");
+		assertThat(upstream.getPort()).as("the engine port tokengap uses").isEqualTo(enginePort);
+		assertThat(env).containsEntry("SERVER_PORT", String.valueOf(PROXY_PORT))
 			.containsEntry("MANAGEMENT_SERVER_PORT", String.valueOf(MANAGEMENT_PORT));
 		assertThat(listenPort(engine)).as("the engine's --port").isEqualTo(enginePort);
 		assertThat(tokengap.getPorts()).extracting(ContainerPort::getContainerPort).doesNotContain(enginePort);

@@ -145,9 +145,10 @@ class InjectionTests {
 				patches:
 				  - target: {kind: StatefulSet, name: engine}
 				    patch: |-
-				      - op: add
-				        path: /spec/template/metadata/annotations/tokengap.dev~1engine-port
-				        value: "8200"
+				      apiVersion: apps/v1
+				      kind: StatefulSet
+				      metadata: {name: engine}
+				      spec: {template: {metadata: {annotations: {tokengap.dev/engine-port: "8200"}}}}
 				""".formatted(dir.relativize(COMPONENT)));
 		Manifests output = StrictManifests.parse(Kustomize.build(dir));
 
@@ -158,9 +159,12 @@ class InjectionTests {
 		assertReachesEngineOnLoopback(tokengap, engine.getSpec().getTemplate().getMetadata().getAnnotations(),
 				container(pod, "vllm"), 8200);
 
-		assertThat(output.named(Deployment.class, "annotated").getSpec().getTemplate().getMetadata().getAnnotations())
-			.as("an annotation in the manifest is overwritten (docs/deploy-recipes.md: set it by a patch)")
-			.containsEntry("tokengap.dev/engine-port", "8000");
+		Deployment annotated = output.named(Deployment.class, "annotated");
+		assertThat(annotated.getSpec().getTemplate().getMetadata().getAnnotations())
+			.as("the manifest's own annotation is kept").containsEntry("tokengap.dev/engine-port", "9000");
+		assertReachesEngineOnLoopback(tokengap(annotated.getSpec().getTemplate().getSpec()),
+				annotated.getSpec().getTemplate().getMetadata().getAnnotations(),
+				container(annotated.getSpec().getTemplate().getSpec(), "vllm"), 9000);
 
 		Deployment router = output.named(Deployment.class, "router");
 		assertThat(router.getSpec().getTemplate().getSpec().getContainers()).extracting(Container::getName)

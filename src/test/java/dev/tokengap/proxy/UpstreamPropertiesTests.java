@@ -1,6 +1,7 @@
 package dev.tokengap.proxy;
 
 import java.io.IOException;
+import java.net.URI;
 import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
@@ -33,6 +34,23 @@ class UpstreamPropertiesTests {
 		var sources = new YamlPropertySourceLoader().load("application.yml", new ClassPathResource("application.yml"));
 		Binder binder = new Binder(ConfigurationPropertySources.from(sources));
 		return binder.bindOrCreate("tokengap.upstream", Bindable.of(UpstreamProperties.class));
+	}
+
+	/**
+	 * The injected sidecar builds its URL from the pod's {@code tokengap.dev/engine-port}
+	 * annotation; a pod without it gets an empty port, which is vLLM's default.
+	 */
+	@Test
+	void anEmptyPortIsVllmsDefaultPort() {
+		assertThat(withUrl("http://127.0.0.1:").url()).hasToString("http://127.0.0.1:8000");
+		assertThat(withUrl("http://127.0.0.1:/prefix").url()).hasToString("http://127.0.0.1:8000/prefix");
+		assertThat(withUrl("http://127.0.0.1:8200").url()).hasToString("http://127.0.0.1:8200");
+		assertThat(withUrl("http://vllm").url()).as("no port at all is HTTP's, as any URL").hasToString("http://vllm");
+	}
+
+	private static UpstreamProperties withUrl(String url) {
+		return new UpstreamProperties(URI.create(url), Duration.ofMinutes(10), Duration.ofMinutes(5),
+				Duration.ofSeconds(5), 2048, Duration.ofSeconds(4), Duration.ofSeconds(5));
 	}
 
 }
