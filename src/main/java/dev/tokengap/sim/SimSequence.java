@@ -58,6 +58,9 @@ final class SimSequence {
 
 	long firstTokenNanos;
 
+	/** When the scheduler first admitted it (the end of its WAITING phase), 0 before. */
+	long firstScheduledNanos;
+
 	/**
 	 * Prompt tokens found in the prefix cache when first scheduled (vLLM's
 	 * {@code num_cached_tokens}), -1 before.

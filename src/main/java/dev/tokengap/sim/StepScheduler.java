@@ -103,6 +103,7 @@ final class StepScheduler {
 		this.running.add(sequence);
 		if (sequence.cachedPromptTokens < 0) {
 			sequence.cachedPromptTokens = cached;
+			sequence.firstScheduledNanos = System.nanoTime();
 		}
 		if (this.prefixCache.enabled()) {
 			this.prefixCache.touch(sequence, cached);

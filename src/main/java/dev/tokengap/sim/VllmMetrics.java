@@ -22,6 +22,9 @@ final class VllmMetrics {
 	static final double[] REQUEST_EDGES = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0,
 			60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
 
+	/** vLLM's token-count edges (1, 2, 5 per decade) up to the simulator's default max-model-len. */
+	static final double[] TOKEN_COUNT_EDGES = { 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000 };
+
 	static final double[] ITERATION_TOKEN_EDGES = { 1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384 };
 
 	/** vLLM's finished_reason values, in its order. */
@@ -64,6 +67,10 @@ final class VllmMetrics {
 
 	final VllmHistogram e2eRequestLatency = new VllmHistogram(REQUEST_EDGES);
 
+	final VllmHistogram requestPromptTokens = new VllmHistogram(TOKEN_COUNT_EDGES);
+
+	final VllmHistogram requestQueueTime = new VllmHistogram(REQUEST_EDGES);
+
 	VllmMetrics() {
 		Instant now = Instant.now();
 		this.createdEpochSeconds = now.getEpochSecond() + now.getNano() / 1e9;
@@ -104,6 +111,8 @@ final class VllmMetrics {
 			this.requestTimePerOutputToken.observe(decode / (sequence.generated - 1));
 		}
 		this.e2eRequestLatency.observe(seconds(sequence.lastTokenNanos - sequence.arrivalNanos));
+		this.requestPromptTokens.observe(sequence.promptTokens);
+		this.requestQueueTime.observe(seconds(Math.max(0, sequence.firstScheduledNanos - sequence.arrivalNanos)));
 	}
 
 	static double seconds(long nanos) {

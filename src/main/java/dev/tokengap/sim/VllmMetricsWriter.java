@@ -50,6 +50,10 @@ final class VllmMetricsWriter {
 				"Histogram of time_per_output_token_seconds per request.", metrics.requestTimePerOutputToken);
 		histogram(out, metrics, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
 				metrics.e2eRequestLatency);
+		histogram(out, metrics, "vllm:request_prompt_tokens", "Number of prefill tokens processed.",
+				metrics.requestPromptTokens);
+		histogram(out, metrics, "vllm:request_queue_time_seconds",
+				"Histogram of time spent in WAITING phase for request.", metrics.requestQueueTime);
 		return out.toString();
 	}
 

@@ -50,8 +50,13 @@ class QueuePressureScenarioTests extends ScenarioSupport {
 		for (int i = 0; i < STALL_TOKENS.length; i++) {
 			streams.add(start(Request.of("queue-holder-" + i, HOLDER_CHARS, 200).with("X-Sim-Engine-Stall",
 					STALL_TOKENS[i] + ":500")));
+			// One at a time: holders that arrive together wait together, and the admission limit
+			// of 2 would refuse the third.
+			int holders = i + 1;
+			Awaitility.await()
+				.atMost(Duration.ofSeconds(10))
+				.until(() -> this.simulator.engine().running() == holders);
 		}
-		Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> this.simulator.engine().running() == 3);
 		for (int i = 0; i < 2; i++) {
 			streams.add(start(Request.of("queue-waiter-" + i, WAITER_CHARS, 20)));
 		}

@@ -23,8 +23,7 @@ final class SimulatorSeries {
 	 * one says so in its description (it mentions "simulator"), and against the simulator it is empty.
 	 */
 	static final Set<String> NOT_SIMULATED = Set.of("vllm:time_per_output_token_seconds_bucket",
-			"vllm:gpu_cache_usage_perc", "vllm:request_prompt_tokens_bucket", "vllm:request_queue_time_seconds_bucket",
-			"vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_draft_tokens_total");
+			"vllm:gpu_cache_usage_perc", "vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_draft_tokens_total");
 
 	private static Set<String> names;
 
