@@ -1,5 +1,7 @@
 package dev.tokengap.sim;
 
+import java.util.Random;
+
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -36,7 +38,7 @@ public final class SimEngine {
 
 	private final TokenVocabulary vocabulary;
 
-	private final VllmMetrics metrics = new VllmMetrics();
+	private final VllmMetrics metrics;
 
 	private final StepCompletion completion;
 
@@ -64,10 +66,12 @@ public final class SimEngine {
 	SimEngine(SimulatorProperties properties) {
 		properties.requireUsable();
 		this.properties = properties;
+		this.metrics = new VllmMetrics(properties.numSpeculativeTokens());
 		this.scheduler = new StepScheduler(properties, this.metrics);
 		this.trace = new TokenTrace(properties.traceCapacity());
 		this.vocabulary = new TokenVocabulary(properties.seed());
-		this.completion = new StepCompletion(this.scheduler, this.metrics, this.trace);
+		this.completion = new StepCompletion(this.scheduler, this.metrics, this.trace,
+				new Random(properties.seed()), properties.specAcceptanceRate());
 		this.thread = new Thread(this::run, "tokengap-sim-engine");
 		this.thread.setDaemon(true);
 		this.thread.start();

@@ -55,6 +55,12 @@ import org.springframework.validation.annotation.Validated;
  * @param loraAdapters LoRA adapters, as vLLM's {@code --lora-modules name=path}: listed by
  * {@code /v1/models} with {@code parent} the model, served like it (the simulator has no
  * weights to adapt)
+ * @param numSpeculativeTokens draft tokens proposed per decode step, as vLLM's
+ * {@code --speculative-config num_speculative_tokens}; 0 (the default) decodes one token a step.
+ * With drafts, each decode step emits its accepted drafts plus one token in one output (one SSE
+ * event carrying several tokens, as vLLM's) and the {@code vllm:spec_decode_*} counters exist
+ * @param specAcceptanceRate chance that each draft token is accepted, given the ones before it
+ * were (a draft is accepted up to its first rejection)
  */
 @ConfigurationProperties("tokengap.sim")
 @Validated
@@ -71,7 +77,9 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 		@DefaultValue("4") @Positive int charsPerToken, @DefaultValue("100000") @Positive int traceCapacity,
 		@DefaultValue("0") @DecimalMin("0") @DecimalMax("1") double reasoningShare,
 		@DefaultValue("0") @PositiveOrZero int maxNumQueuedReqs, @DefaultValue("true") boolean prefixCaching,
-		@DefaultValue List<String> aliases, @DefaultValue List<String> loraAdapters) {
+		@DefaultValue List<String> aliases, @DefaultValue List<String> loraAdapters,
+		@DefaultValue("0") @PositiveOrZero @Max(16) int numSpeculativeTokens,
+		@DefaultValue("0.7") @DecimalMin("0") @DecimalMax("1") double specAcceptanceRate) {
 
 	public SimulatorProperties {
 		aliases = (aliases != null) ? List.copyOf(aliases) : List.of();
@@ -119,6 +127,12 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			throw new IllegalArgumentException("tokengap.sim.reasoning-share must be between 0 and 1");
 		}
 		requireNotNegative("max-num-queued-reqs", this.maxNumQueuedReqs);
+		if (this.numSpeculativeTokens < 0 || this.numSpeculativeTokens > 16) {
+			throw new IllegalArgumentException("tokengap.sim.num-speculative-tokens must be between 0 and 16");
+		}
+		if (!(this.specAcceptanceRate >= 0 && this.specAcceptanceRate <= 1)) {
+			throw new IllegalArgumentException("tokengap.sim.spec-acceptance-rate must be between 0 and 1");
+		}
 		long kvTokens = (long) this.numKvBlocks * this.blockSize;
 		if (kvTokens < this.maxModelLen) {
 			throw new IllegalArgumentException("tokengap.sim: a KV cache of " + kvTokens
@@ -195,6 +209,10 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 
 		private List<String> loraAdapters;
 
+		private int numSpeculativeTokens;
+
+		private double specAcceptanceRate;
+
 		private Builder(SimulatorProperties p) {
 			this.port = p.port;
 			this.model = p.model;
@@ -217,6 +235,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			this.prefixCaching = p.prefixCaching;
 			this.aliases = p.aliases;
 			this.loraAdapters = p.loraAdapters;
+			this.numSpeculativeTokens = p.numSpeculativeTokens;
+			this.specAcceptanceRate = p.specAcceptanceRate;
 		}
 
 		public Builder port(int port) {
@@ -324,12 +344,23 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			return this;
 		}
 
+		public Builder numSpeculativeTokens(int numSpeculativeTokens) {
+			this.numSpeculativeTokens = numSpeculativeTokens;
+			return this;
+		}
+
+		public Builder specAcceptanceRate(double specAcceptanceRate) {
+			this.specAcceptanceRate = specAcceptanceRate;
+			return this;
+		}
+
 		public SimulatorProperties build() {
 			return new SimulatorProperties(this.port, this.model, this.seed, this.maxNumSeqs, this.maxNumBatchedTokens,
 					this.chunkedPrefill, this.blockSize, this.numKvBlocks, this.stepFixedCost, this.stepCostPerSeq,
 					this.stepCostPerPrefillToken, this.defaultMaxTokens, this.maxModelLen, this.metricsDelay,
 					this.charsPerToken, this.traceCapacity, this.reasoningShare,
-					this.maxNumQueuedReqs, this.prefixCaching, this.aliases, this.loraAdapters);
+					this.maxNumQueuedReqs, this.prefixCaching, this.aliases, this.loraAdapters, this.numSpeculativeTokens,
+					this.specAcceptanceRate);
 		}
 
 	}

@@ -1,11 +1,15 @@
 package dev.tokengap.sim;
 
+import java.util.Random;
+
 import reactor.core.publisher.Sinks;
 
 /**
  * The end of one engine step: every scheduled sequence whose pending tokens are now all
  * computed gets its next token, recorded in the trace and the metrics, then handed to its
- * HTTP stream. Runs on the engine thread.
+ * HTTP stream. With speculative decoding a decode step also yields the drafts the target model
+ * accepted, in the same output (one event carrying several tokens, as vLLM sends them). Runs on
+ * the engine thread.
  */
 final class StepCompletion {
 
@@ -20,10 +24,17 @@ final class StepCompletion {
 
 	private final TokenTrace trace;
 
-	StepCompletion(StepScheduler scheduler, VllmMetrics metrics, TokenTrace trace) {
+	private final Random drafts;
+
+	private final double acceptanceRate;
+
+	StepCompletion(StepScheduler scheduler, VllmMetrics metrics, TokenTrace trace, Random drafts,
+			double acceptanceRate) {
 		this.scheduler = scheduler;
 		this.metrics = metrics;
 		this.trace = trace;
+		this.drafts = drafts;
+		this.acceptanceRate = acceptanceRate;
 	}
 
 	void complete(StepPlan plan, Timing timing) {
@@ -60,13 +71,36 @@ final class StepCompletion {
 		}
 	}
 
+	/**
+	 * Drafts of a decode step the target model accepted: each one given the ones before it, up to
+	 * the first rejection, and never past the request's max tokens. The prefill step that yields
+	 * the first token drafts nothing.
+	 */
+	private int acceptedDrafts(SimSequence sequence, int index) {
+		int proposed = this.metrics.speculativeTokens;
+		if (proposed == 0 || index == 0) {
+			return 0;
+		}
+		int accepted = 0;
+		while (accepted < proposed && this.drafts.nextDouble() < this.acceptanceRate) {
+			accepted++;
+		}
+		this.metrics.drafted(accepted);
+		return Math.min(accepted, Math.max(0, sequence.maxTokens - sequence.generated - 1));
+	}
+
 	private void emit(StepPlan plan, StepPlan.Scheduled scheduled, Timing timing) {
 		SimSequence sequence = scheduled.sequence();
 		int index = sequence.generated;
 		record(plan, scheduled, timing);
-		sequence.generated++;
+		int accepted = acceptedDrafts(sequence, index);
+		String text = sequence.nextText();
+		for (int i = 0; i < accepted; i++) {
+			text += sequence.nextText();
+		}
+		sequence.generated += 1 + accepted;
 		boolean last = sequence.generated >= sequence.maxTokens;
-		TokenOutput output = new TokenOutput(index, sequence.nextText(), last ? "length" : null, sequence.promptTokens,
+		TokenOutput output = new TokenOutput(index, text, last ? "length" : null, sequence.promptTokens,
 				sequence.generated);
 		if (last) {
 			this.scheduler.remove(sequence, SimSequence.State.FINISHED);

@@ -145,8 +145,10 @@ final class StepScheduler {
 	private void applyEngineStalls(StepPlan plan) {
 		for (StepPlan.Scheduled scheduled : plan.scheduled()) {
 			SimSequence sequence = scheduled.sequence();
-			if (!sequence.engineStallApplied && sequence.engineStallToken == sequence.generated
-					&& scheduled.producesToken()) {
+			// At the step that produces token K, or the first after it when accepted drafts
+			// (speculative decoding) carried the output past K.
+			if (!sequence.engineStallApplied && sequence.engineStallToken >= 0
+					&& sequence.generated >= sequence.engineStallToken && scheduled.producesToken()) {
 				sequence.engineStallApplied = true;
 				plan.addInjectedStall(sequence.engineStallNanos);
 			}

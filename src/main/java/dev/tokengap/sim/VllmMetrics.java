@@ -71,9 +71,40 @@ final class VllmMetrics {
 
 	final VllmHistogram requestQueueTime = new VllmHistogram(REQUEST_EDGES);
 
+	/** Draft tokens per decode step; 0 without speculative decoding (then no spec_decode series). */
+	final int speculativeTokens;
+
+	final AtomicLong specDrafts = new AtomicLong();
+
+	final AtomicLong specDraftTokens = new AtomicLong();
+
+	final AtomicLong specAcceptedTokens = new AtomicLong();
+
+	/** Accepted tokens by draft position (0-based), as vLLM's {@code ..._per_pos_total}. */
+	final AtomicLongArray specAcceptedPerPosition;
+
 	VllmMetrics() {
+		this(0);
+	}
+
+	VllmMetrics(int speculativeTokens) {
 		Instant now = Instant.now();
 		this.createdEpochSeconds = now.getEpochSecond() + now.getNano() / 1e9;
+		this.speculativeTokens = speculativeTokens;
+		this.specAcceptedPerPosition = new AtomicLongArray(Math.max(speculativeTokens, 1));
+	}
+
+	/**
+	 * One decode step of one request that proposed {@link #speculativeTokens} drafts and accepted
+	 * the first {@code accepted} of them.
+	 */
+	void drafted(int accepted) {
+		this.specDrafts.incrementAndGet();
+		this.specDraftTokens.addAndGet(this.speculativeTokens);
+		this.specAcceptedTokens.addAndGet(accepted);
+		for (int position = 0; position < accepted; position++) {
+			this.specAcceptedPerPosition.incrementAndGet(position);
+		}
 	}
 
 	void stepCompleted(int scheduledTokens) {

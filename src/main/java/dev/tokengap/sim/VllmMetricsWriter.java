@@ -40,6 +40,7 @@ final class VllmMetricsWriter {
 		counter(out, metrics, "vllm:generation_tokens", "Number of generation tokens processed.",
 				metrics.generationTokens.get());
 		requestSuccess(out, metrics);
+		speculativeDecoding(out, metrics);
 		histogram(out, metrics, "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
 				metrics.iterationTokens);
 		histogram(out, metrics, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
@@ -75,6 +76,36 @@ final class VllmMetricsWriter {
 		header(out, base + "_total", help, "counter");
 		sample(out, base + "_total", "", value);
 		created(out, metrics, base + "_created", help);
+	}
+
+	/**
+	 * vLLM v1's speculative-decoding counters, which exist only on an engine that drafts.
+	 */
+	private void speculativeDecoding(StringBuilder out, VllmMetrics metrics) {
+		if (metrics.speculativeTokens == 0) {
+			return;
+		}
+		counter(out, metrics, "vllm:spec_decode_num_drafts", "Number of spec decoding drafts.",
+				metrics.specDrafts.get());
+		counter(out, metrics, "vllm:spec_decode_num_draft_tokens", "Number of draft tokens.",
+				metrics.specDraftTokens.get());
+		counter(out, metrics, "vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.",
+				metrics.specAcceptedTokens.get());
+		String name = "vllm:spec_decode_num_accepted_tokens_per_pos";
+		String help = "Accepted tokens per draft position.";
+		header(out, name + "_total", help, "counter");
+		for (int position = 0; position < metrics.speculativeTokens; position++) {
+			sample(out, name + "_total", "", position(position), metrics.specAcceptedPerPosition.get(position));
+		}
+		header(out, name + "_created", help, "gauge");
+		for (int position = 0; position < metrics.speculativeTokens; position++) {
+			sample(out, name + "_created", "", position(position), metrics.createdEpochSeconds);
+		}
+	}
+
+	/** The {@code position} label, which sorts after {@code model_name}. */
+	private static String position(int position) {
+		return "position=\"" + position + "\"";
 	}
 
 	/**

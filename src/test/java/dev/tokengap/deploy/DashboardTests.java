@@ -329,8 +329,9 @@ class DashboardTests {
 		panelWith(dashboard, "rate(vllm:num_preemptions_total{");
 		JsonNode spec = panelWith(dashboard, "rate(vllm:spec_decode_num_accepted_tokens_total{");
 		assertThat(exprs(spec)).contains("rate(vllm:spec_decode_num_draft_tokens_total{");
-		assertThat(spec.path("description").asString()).as("the series' absence is explicit")
-			.contains("the simulator has none");
+		assertThat(spec.path("description").asString()).as("says when the series exist")
+			.contains("--speculative-config")
+			.contains("tokengap.sim.num-speculative-tokens");
 		assertThat(exprs(panelWith(dashboard, "cluster_model:tokengap_engine_time_to_first_token_seconds:p99_rate5m{")))
 			.contains("cluster_model:tokengap_time_to_first_token_seconds:p99_rate5m{");
 	}

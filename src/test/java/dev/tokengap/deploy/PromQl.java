@@ -28,7 +28,8 @@ final class PromQl {
 
 	private static final Pattern SELECTOR = Pattern.compile("(tokengap_[A-Za-z0-9_]+|vllm:[A-Za-z0-9_:]+)\\s*\\{([^}]*)\\}");
 
-	private static final Pattern VARIABLE = Pattern.compile("\\$\\{(\\w+)(?::\\w+)?\\}|\\$(\\w+)");
+	/** Grafana's variables; {@code $1} is label_replace's capture reference, not a variable. */
+	private static final Pattern VARIABLE = Pattern.compile("\\$\\{(\\w+)(?::\\w+)?\\}|\\$([A-Za-z_]\\w*)");
 
 	private static final String[] COMPARISONS = { "==", "!=", ">=", "<=", ">", "<" };
 

@@ -86,6 +86,9 @@ class PromQlTests {
 				Map.of("ns", "demo", "pod", "p-1", "__rate_interval", "1m")))
 			.isEqualTo("x{a=~\"demo\", b=~\"p-1\"}[1m]");
 		assertThatIllegalArgumentException().isThrownBy(() -> PromQl.substitute("$nope", Map.of()));
+		assertThat(PromQl.substitute("label_replace(x{a=~\"$ns\"}, \"m\", \"$1\", \"e\", \"(.+)\")", Map.of("ns", "n")))
+			.as("label_replace's $1 is no variable")
+			.isEqualTo("label_replace(x{a=~\"n\"}, \"m\", \"$1\", \"e\", \"(.+)\")");
 	}
 
 }
