@@ -61,6 +61,8 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private final Runnable sendTimedOut;
 
+	private final Runnable sendCheck = this::checkSend;
+
 	private Subscription upstream;
 
 	private long arrivalNanos;
@@ -237,7 +239,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	private void scheduleSendCheck(long delayNanos) {
 		long interval = Math.max(delayNanos, 1_000_000L);
 		try {
-			this.client.eventLoop().schedule(this::checkSend, interval, TimeUnit.NANOSECONDS);
+			this.client.eventLoop().schedule(this.sendCheck, interval, TimeUnit.NANOSECONDS);
 		}
 		catch (RejectedExecutionException ex) {
 			this.sendCheckArmed = false;

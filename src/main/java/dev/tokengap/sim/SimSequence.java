@@ -77,12 +77,6 @@ final class SimSequence {
 
 	private int interTokenCount;
 
-	/** A sequence whose prompt the prefix cache cannot know, so never a hit. */
-	SimSequence(String traceId, int promptTokens, int maxTokens, TokenVocabulary.Texts texts, int engineStallToken,
-			long engineStallNanos) {
-		this(traceId, null, promptTokens, maxTokens, texts, engineStallToken, engineStallNanos);
-	}
-
 	SimSequence(String traceId, String promptText, int promptTokens, int maxTokens, TokenVocabulary.Texts texts,
 			int engineStallToken, long engineStallNanos) {
 		this.traceId = traceId;

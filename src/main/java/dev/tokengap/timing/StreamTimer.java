@@ -149,7 +149,7 @@ public final class StreamTimer {
 	 * @return nanoseconds, or -1 before its first
 	 */
 	public long lastContentNanos(int choice) {
-		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		int c = clockOf(choice);
 		return (c < this.choices && this.choiceEvents[c] > 0) ? this.choiceLastWrite[c] : -1;
 	}
 
@@ -159,7 +159,7 @@ public final class StreamTimer {
 	 * @return nanoseconds, or -1 before its first
 	 */
 	public long lastArrivalNanos(int choice) {
-		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		int c = clockOf(choice);
 		return (c < this.choices && this.choiceEvents[c] > 0) ? this.choiceLastArrival[c] : -1;
 	}
 
@@ -169,7 +169,7 @@ public final class StreamTimer {
 	 * @return the count
 	 */
 	public int contentEvents(int choice) {
-		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		int c = clockOf(choice);
 		return (c < this.choices) ? this.choiceEvents[c] : 0;
 	}
 
@@ -227,7 +227,7 @@ public final class StreamTimer {
 	 * @return the token count
 	 */
 	public long outputTokens(int choice) {
-		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		int c = clockOf(choice);
 		if (c >= this.choices) {
 			return (this.choices <= 1 && this.streamTokens >= 0) ? this.streamTokens : 0;
 		}
@@ -243,7 +243,7 @@ public final class StreamTimer {
 	 * @return seconds, or NaN with fewer than two tokens or content events
 	 */
 	public double timePerOutputTokenSeconds(int choice) {
-		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		int c = clockOf(choice);
 		int events = contentEvents(c);
 		long tokens = outputTokens(c);
 		if (tokens < 2 || events < 2) {
@@ -273,9 +273,14 @@ public final class StreamTimer {
 		return this.gaps.percentileNanos(0.50);
 	}
 
+	/** The clock of a choice index: indexes from MAX_CHOICES - 1 up share the last. */
+	private static int clockOf(int choice) {
+		return Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+	}
+
 	/** The clock slot of a choice index, growing the per-choice arrays on a new index. */
 	private int slot(int choice) {
-		int c = Math.min(Math.max(choice, 0), MAX_CHOICES - 1);
+		int c = clockOf(choice);
 		if (c >= this.choices) {
 			if (c >= this.choiceEvents.length) {
 				grow(Math.min(MAX_CHOICES, Math.max(c + 1, 2 * this.choiceEvents.length)));

@@ -112,7 +112,7 @@ class StepSchedulerTests {
 	@Test
 	void anEngineStallLengthensTheStepThatProducesTheToken() {
 		StepScheduler scheduler = new StepScheduler(SMALL);
-		SimSequence stalled = new SimSequence("s", 8, 10, new TokenVocabulary(1).textsFor(""), 1,
+		SimSequence stalled = new SimSequence("s", null, 8, 10, new TokenVocabulary(1).textsFor(""), 1,
 				Duration.ofMillis(50).toNanos());
 		scheduler.enqueue(stalled);
 		StepPlan first = scheduler.schedule(++this.stepId);
@@ -225,7 +225,7 @@ class StepSchedulerTests {
 	}
 
 	private static SimSequence sequence(int promptTokens) {
-		return new SimSequence("r", promptTokens, 100, new TokenVocabulary(1).textsFor(""), -1, 0);
+		return new SimSequence("r", null, promptTokens, 100, new TokenVocabulary(1).textsFor(""), -1, 0);
 	}
 
 	/** What the engine does at a step's end, minus the emitting. */
