@@ -161,7 +161,8 @@ class EnginePoolIntegrationTests {
 		assertThat(busyPreemptions).as("the busy engine preempted").isPositive();
 	}
 
-	private static String send(HttpRequest.Builder request) {
+	/** Sends a request and reads its whole body (also used by {@link EngineRestartIntegrationTests}). */
+	static String send(HttpRequest.Builder request) {
 		try {
 			return HTTP.send(request.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString())
 				.body();

@@ -1,11 +1,8 @@
 package dev.tokengap.backend;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,8 +31,6 @@ import static org.awaitility.Awaitility.await;
 		properties = { "management.server.port=0", "tokengap.backend.scrape-interval=100ms",
 				"tokengap.backend.scrape-timeout=80ms" })
 class EngineRestartIntegrationTests {
-
-	private static final HttpClient HTTP = HttpClient.newHttpClient();
 
 	private static SimulatorServer before;
 
@@ -100,25 +95,13 @@ class EngineRestartIntegrationTests {
 		for (int i = 0; i < 8; i++) {
 			String body = "{\"model\":\"sim-llama-3-8b\",\"stream\":true,\"max_tokens\":" + (300 + 40 * i)
 					+ ",\"messages\":[{\"role\":\"user\",\"content\":\"restart-" + i + " " + "p".repeat(800) + "\"}]}";
-			streams.add(CompletableFuture.runAsync(() -> send(HttpRequest.newBuilder(URI.create(url))
+			HttpRequest.Builder post = HttpRequest.newBuilder(URI.create(url))
 				.header("content-type", "application/json")
-				.POST(HttpRequest.BodyPublishers.ofString(body)))));
+				.POST(HttpRequest.BodyPublishers.ofString(body));
+			streams.add(CompletableFuture.runAsync(() -> EnginePoolIntegrationTests.send(post)));
 		}
 		CompletableFuture.allOf(streams.toArray(CompletableFuture[]::new)).join();
 	}
 
-	private static String send(HttpRequest.Builder request) {
-		try {
-			return HTTP.send(request.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString())
-				.body();
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
-	}
 
 }

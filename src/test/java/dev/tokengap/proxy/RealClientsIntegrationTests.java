@@ -34,7 +34,8 @@ import static org.awaitility.Awaitility.await;
  * simulator leaves out fails here.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
+				"tokengap.sim.step-fixed-cost=5ms" })
 class RealClientsIntegrationTests {
 
 	private static final String MODEL = "sim-llama-3-8b";
@@ -47,10 +48,7 @@ class RealClientsIntegrationTests {
 
 	@Test
 	void openAiJavaClientStreamsAWholeResponsesCallThroughTokengap() {
-		OpenAIClient client = OpenAIOkHttpClient.builder()
-			.baseUrl("http://127.0.0.1:" + this.port + "/v1")
-			.apiKey("not-needed")
-			.build();
+		OpenAIClient client = openAi();
 		ResponseCreateParams params = ResponseCreateParams.builder()
 			.model(MODEL)
 			.input("Write a short poem about latency.")
@@ -77,10 +75,7 @@ class RealClientsIntegrationTests {
 
 	@Test
 	void anthropicJavaClientStreamsAWholeMessagesCallThroughTokengap() {
-		AnthropicClient client = AnthropicOkHttpClient.builder()
-			.baseUrl("http://127.0.0.1:" + this.port)
-			.apiKey("not-needed")
-			.build();
+		AnthropicClient client = anthropic();
 		MessageCreateParams params = MessageCreateParams.builder()
 			.model(MODEL)
 			.maxTokens(12)
@@ -110,10 +105,7 @@ class RealClientsIntegrationTests {
 
 	@Test
 	void openAiJavaClientReadsVllmsReasoningItemThroughTokengap() {
-		OpenAIClient client = OpenAIOkHttpClient.builder()
-			.baseUrl("http://127.0.0.1:" + this.port + "/v1")
-			.apiKey("not-needed")
-			.build();
+		OpenAIClient client = openAi();
 		ResponseCreateParams params = ResponseCreateParams.builder()
 			.model(MODEL)
 			.input("Think, then answer.")
@@ -140,10 +132,7 @@ class RealClientsIntegrationTests {
 
 	@Test
 	void anthropicJavaClientAccumulatesAThinkingBlockThroughTokengap() {
-		AnthropicClient client = AnthropicOkHttpClient.builder()
-			.baseUrl("http://127.0.0.1:" + this.port)
-			.apiKey("not-needed")
-			.build();
+		AnthropicClient client = anthropic();
 		MessageCreateParams params = MessageCreateParams.builder()
 			.model(MODEL)
 			.maxTokens(8)
@@ -159,6 +148,19 @@ class RealClientsIntegrationTests {
 		assertThat(message.content()).hasSize(2);
 		assertThat(message.content().get(0).asThinking().thinking().split(" ")).hasSize(3);
 		assertThat(message.content().get(1).asText().text().split(" ")).hasSize(5);
+	}
+
+	/** OpenAI's client pointed at tokengap's proxy port (the simulator needs no key). */
+	private OpenAIClient openAi() {
+		return OpenAIOkHttpClient.builder()
+			.baseUrl("http://127.0.0.1:" + this.port + "/v1")
+			.apiKey("not-needed")
+			.build();
+	}
+
+	/** Anthropic's client pointed at tokengap's proxy port. */
+	private AnthropicClient anthropic() {
+		return AnthropicOkHttpClient.builder().baseUrl("http://127.0.0.1:" + this.port).apiKey("not-needed").build();
 	}
 
 	/**
