@@ -125,6 +125,12 @@ class PrometheusContainerTests {
 				&& api.alertingRules().values().stream().allMatch((health) -> health.startsWith("ok")));
 		await("every recording rule evaluated", () -> !api.recordingRules().isEmpty()
 				&& api.recordingRules().values().stream().allMatch((health) -> health.startsWith("ok")));
+		// A rule evaluated before its rate had two samples records nothing until its next
+		// evaluation: wait for every recorded series (each is used by an alert or a panel).
+		await("every recorded series has data", () -> AlertRules.recordings()
+			.keySet()
+			.stream()
+			.allMatch((name) -> api.scalar("count(" + name + ")") > 0));
 		System.out.printf("scenario in Prometheus after %d ms: %.0f completed streams, %.0f stalls, %.0f preemptions%n",
 				TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
 				api.scalar("sum(tokengap_streams_total{outcome=\"completed\"})"), api.scalar("sum(tokengap_stalls_total)"),
