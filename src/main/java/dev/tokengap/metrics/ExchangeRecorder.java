@@ -3,6 +3,7 @@ package dev.tokengap.metrics;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 
+import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.StreamTimer;
 
@@ -51,6 +52,8 @@ public final class ExchangeRecorder {
 	private boolean streamRequested;
 
 	private boolean live;
+
+	private boolean engineReported;
 
 	private volatile int status = -1;
 
@@ -107,6 +110,7 @@ public final class ExchangeRecorder {
 		try {
 			this.live = true;
 			meters().started(this.timer);
+			this.catalogue.gapObserver().streamStarted(this.timer, this.requestId, this.promptTokens);
 		}
 		catch (RuntimeException ex) {
 			failed(ex);
@@ -199,6 +203,24 @@ public final class ExchangeRecorder {
 	}
 
 	/**
+	 * Notes the engine's own figures for this stream (vLLM's per-request metrics), carried by an
+	 * event that was just written to the client; only the first report counts.
+	 * @param report what the engine said
+	 */
+	public void engineReported(EngineReport report) {
+		if (this.closed != 0 || !this.live || this.engineReported) {
+			return;
+		}
+		this.engineReported = true;
+		try {
+			this.catalogue.gapObserver().engineReported(this.timer, this.requestId, report);
+		}
+		catch (RuntimeException ex) {
+			failed(ex);
+		}
+	}
+
+	/**
 	 * Notes an output token count an event carried.
 	 * @param choice the choice it counts, or -1 for the whole stream
 	 * @param tokens the cumulative count
@@ -233,6 +255,7 @@ public final class ExchangeRecorder {
 			}
 			if (this.live) {
 				m.ended(this.timer);
+				this.catalogue.gapObserver().streamEnded(this.timer);
 			}
 			if (this.live || this.streamRequested) {
 				StreamOutcome outcome = outcome(cancelled);

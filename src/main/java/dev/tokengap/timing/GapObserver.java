@@ -22,6 +22,33 @@ public interface GapObserver {
 	};
 
 	/**
+	 * A stream started: its answer is a live stream from now on. Called once per stream, on its
+	 * client connection's event loop.
+	 * @param timer the stream's timer
+	 * @param requestId the request id
+	 * @param promptTokens the request's estimated prompt size
+	 */
+	default void streamStarted(StreamTimer timer, String requestId, long promptTokens) {
+	}
+
+	/**
+	 * A stream ended, however it ended. Called once per started stream, on any thread.
+	 * @param timer the stream's timer
+	 */
+	default void streamEnded(StreamTimer timer) {
+	}
+
+	/**
+	 * The engine reported its own figures for a stream (see {@link EngineReport}), as the event
+	 * carrying them was written to the client. Called at most once per stream.
+	 * @param timer the stream's timer
+	 * @param requestId the request id
+	 * @param report what the engine said
+	 */
+	default void engineReported(StreamTimer timer, String requestId, EngineReport report) {
+	}
+
+	/**
 	 * A stream's first content event of any choice (its prefill has finished).
 	 * @param arrivalNanos when it arrived from upstream
 	 * @param writeNanos when its write to the client completed

@@ -1,5 +1,7 @@
 package dev.tokengap.timing;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 
 /**
@@ -18,11 +20,31 @@ import java.util.Arrays;
  * arrival of each event for spike attribution. Updated by one thread at a time (the client
  * connection's event loop); {@link #stalledAt(long)} may be called from any thread, so the two
  * fields it reads are volatile. The per-choice arrays grow only when a new choice index appears.
+ *
+ * <p>
+ * The upstream arrivals of the last {@value #RECENT_ARRIVALS} content events (of any choice) are
+ * kept in a ring, allocated at the first one, so that spike attribution can tell, for another
+ * stream's gap, whether this stream kept receiving content meanwhile; {@link #recentArrivals}
+ * may be called from any thread.
  */
 public final class StreamTimer {
 
 	/** Choices with a clock of their own. */
 	public static final int MAX_CHOICES = 64;
+
+	/** Content-event arrivals kept for {@link #recentArrivals}. */
+	public static final int RECENT_ARRIVALS = 64;
+
+	private static final VarHandle RECENT_COUNT;
+
+	static {
+		try {
+			RECENT_COUNT = MethodHandles.lookup().findVarHandle(StreamTimer.class, "recentCount", int.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
 
 	private final long startNanos;
 
@@ -46,6 +68,14 @@ public final class StreamTimer {
 	private long streamTokens = -1;
 
 	private int choices;
+
+	private volatile long firstArrivalNanos = -1;
+
+	private volatile long[] recentArrivals;
+
+	/** Content events whose arrival is in the ring; published with release semantics. */
+	@SuppressWarnings("unused")
+	private int recentCount;
 
 	private long[] choiceFirstWrite = new long[1];
 
@@ -93,7 +123,10 @@ public final class StreamTimer {
 		this.contentEvents++;
 		if (this.firstContentNanos < 0) {
 			this.firstContentNanos = writeNanos;
+			this.firstArrivalNanos = arrivalNanos;
+			this.recentArrivals = new long[RECENT_ARRIVALS];
 		}
+		noteArrival(arrivalNanos);
 		this.lastContentNanos = Math.max(writeNanos, this.lastContentNanos);
 		long last = this.choiceLastWrite[c];
 		this.choiceLastWrite[c] = writeNanos;
@@ -125,6 +158,50 @@ public final class StreamTimer {
 		else {
 			this.choiceTokens[slot(choice)] = tokens;
 		}
+	}
+
+	private void noteArrival(long arrivalNanos) {
+		int count = (int) RECENT_COUNT.get(this);
+		this.recentArrivals[count & (RECENT_ARRIVALS - 1)] = arrivalNanos;
+		RECENT_COUNT.setRelease(this, count + 1);
+	}
+
+	/**
+	 * Copies the upstream arrivals of the stream's most recent content events, newest first; safe
+	 * from any thread (a slot overwritten while it is read ends the copy there).
+	 * @param into where to copy them; at most its length are copied
+	 * @return how many were copied
+	 */
+	public int recentArrivals(long[] into) {
+		int count = (int) RECENT_COUNT.getAcquire(this);
+		long[] ring = this.recentArrivals;
+		if (ring == null) {
+			return 0;
+		}
+		int n = Math.min(Math.min(count, RECENT_ARRIVALS), into.length);
+		long newer = Long.MAX_VALUE;
+		for (int i = 0; i < n; i++) {
+			long arrival = ring[(count - 1 - i) & (RECENT_ARRIVALS - 1)];
+			if (arrival > newer) {
+				return i;
+			}
+			into[i] = arrival;
+			newer = arrival;
+		}
+		return n;
+	}
+
+	/**
+	 * Whether more content events arrived than {@link #recentArrivals} keeps.
+	 * @return true once the ring has wrapped
+	 */
+	public boolean recentArrivalsWrapped() {
+		return (int) RECENT_COUNT.getAcquire(this) > RECENT_ARRIVALS;
+	}
+
+	/** @return when the stream's first content event (of any choice) arrived from upstream, or -1 */
+	public long firstArrivalNanos() {
+		return this.firstArrivalNanos;
 	}
 
 	/** Marks the stream ended: it no longer counts as stalled. */
