@@ -1,18 +1,39 @@
 package dev.tokengap.attribution;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
- * Picks a spike's cause from its evidence; the first rule that matches wins.
+ * Picks a spike's cause from its evidence, and keeps every other cause whose evidence matched.
  *
  * <p>
  * The engine can only explain a gap it produced. When the event arrived from the engine on time
  * (its upstream gap, less the time tokengap's writes waited for the client and so did not read
- * the engine, is under the threshold),
- * the cause is client backpressure if the write waited for the client's socket, and outside the
- * engine (this host) if the write was late to start, whatever the engine was doing; otherwise the engine's evidence is read in the contract's order: preemption, prefill
- * interference (other requests' prompt tokens inside the gap: long prompts), batch growth (the
- * running gauge rose markedly, or many requests joined inside the gap), queue pressure, then
- * nothing engine-side. Without engine samples around the gap (or behind a pool of engines, whose
+ * the engine, is under the threshold), the cause is client backpressure if the write waited for
+ * the client's socket, and outside the engine (this host) if the write was late to start, whatever
+ * the engine was doing. Without engine samples around the gap (or behind a pool of engines, whose
  * samples describe no one engine) the cause is unknown.
+ *
+ * <p>
+ * Otherwise what the other streams received during the gap decides which engine evidence can
+ * explain it. vLLM's gauges and counters are engine-wide; tokengap sees every stream's events:
+ * <ul>
+ * <li><b>Singled out</b>: other streams kept receiving content throughout the gap, so the engine
+ * kept stepping and only this stream was left out. Of the engine's causes only a preemption
+ * (the preemption counter rose) does that; a prefill, a batch that grew or a queue slows every
+ * stream's step alike, so they are kept as matched but not chosen, and the cause is otherwise
+ * outside the engine's scheduling ({@code engine_other}: its API server, the network).</li>
+ * <li><b>Engine-wide</b>: other streams were decoding and none received content: the step itself
+ * was slow for everyone. A preemption elsewhere explains it only as far as its recompute does:
+ * a stream that had been silent since well before the gap (a preempted sequence) resumed in the
+ * step that ended it, with at least {@code prefill-tokens} to recompute; a rise of the preemption
+ * counter alone is kept as matched ("preemptions elsewhere in the window") but not chosen. Then
+ * prefill interference (recompute and new prompts weighed by their tokens), batch growth, queue
+ * pressure, else nothing engine-side (a hiccup of the engine: {@code engine_other}).</li>
+ * <li><b>Alone</b>: no other stream was decoding through tokengap to compare with: the engine's
+ * evidence is read in the contract's order: preemption, prefill interference, batch growth, queue
+ * pressure, then nothing engine-side.</li>
+ * </ul>
  *
  * <p>
  * Newer engines (vLLM since 2026) say more, and then their word is taken:
@@ -29,41 +50,102 @@ package dev.tokengap.attribution;
  */
 final class CauseRules {
 
+	/**
+	 * A spike's cause, every cause whose evidence matched (the chosen one first) and the scope the
+	 * choice rested on.
+	 *
+	 * @param cause the chosen cause
+	 * @param matched every cause whose evidence matched, the chosen one first
+	 * @param scope whose stall it was
+	 */
+	record Verdict(SpikeCause cause, List<SpikeCause> matched, SpikeScope scope) {
+
+	}
+
 	private CauseRules() {
 	}
 
 	static SpikeCause decide(Spike spike, Evidence evidence, AttributionProperties properties) {
+		return verdict(spike, evidence, properties).cause();
+	}
+
+	static Verdict verdict(Spike spike, Evidence evidence, AttributionProperties properties) {
 		if (spike.engineGapNanos() < spike.thresholdNanos()) {
 			// On time from the engine: either the client's socket was full (writes waited) or
 			// this host was slow to get to the write at all.
-			return (2 * spike.socketWaitNanos() >= spike.writeDelayNanos() + spike.earlierWaitNanos())
-					? SpikeCause.CLIENT_BACKPRESSURE : SpikeCause.ENGINE_OTHER;
+			boolean waited = 2 * spike.socketWaitNanos() >= spike.writeDelayNanos() + spike.earlierWaitNanos();
+			return waited ? new Verdict(SpikeCause.CLIENT_BACKPRESSURE, List.of(SpikeCause.CLIENT_BACKPRESSURE),
+					SpikeScope.CLIENT)
+					: new Verdict(SpikeCause.ENGINE_OTHER, List.of(SpikeCause.ENGINE_OTHER), SpikeScope.HOST);
 		}
 		if (!evidence.engineCovered()) {
-			return SpikeCause.UNKNOWN;
+			return new Verdict(SpikeCause.UNKNOWN, List.of(SpikeCause.UNKNOWN), SpikeScope.NO_ENGINE_DATA);
 		}
-		if (positive(evidence.preemptions())) {
-			return SpikeCause.PREEMPTION;
+		boolean preempted = positive(evidence.preemptions());
+		boolean recomputed = evidence.peersResumed() > 0 && evidence.recomputeTokens() >= properties.prefillTokens();
+		long prefill = prefillTokens(evidence);
+		boolean prefilled = prefill >= properties.prefillTokens();
+		boolean grew = grewMarkedly(evidence.runningBefore(), evidence.runningMax(), properties.batchGrowth())
+				|| manyJoined(evidence, properties.batchGrowth());
+		boolean queued = positive(waitingForCapacity(evidence)) && evidence.kvUsageMax() != null
+				&& evidence.kvUsageMax() > properties.kvPressure();
+		List<SpikeCause> matched = new ArrayList<>(4);
+		if (preempted || recomputed) {
+			matched.add(SpikeCause.PREEMPTION);
 		}
-		if (prefillInterfered(evidence, properties.prefillTokens())) {
-			return SpikeCause.PREFILL_INTERFERENCE;
+		if (prefilled) {
+			matched.add(SpikeCause.PREFILL_INTERFERENCE);
 		}
-		if (grewMarkedly(evidence.runningBefore(), evidence.runningMax(), properties.batchGrowth())
-				|| manyJoined(evidence, properties.batchGrowth())) {
-			return SpikeCause.BATCH_GROWTH;
+		if (grew) {
+			matched.add(SpikeCause.BATCH_GROWTH);
 		}
-		if (positive(waitingForCapacity(evidence)) && evidence.kvUsageMax() != null
-				&& evidence.kvUsageMax() > properties.kvPressure()) {
-			return SpikeCause.QUEUE_PRESSURE;
+		if (queued) {
+			matched.add(SpikeCause.QUEUE_PRESSURE);
 		}
-		return SpikeCause.ENGINE_OTHER;
+		SpikeScope scope;
+		SpikeCause cause;
+		if (evidence.singledOut()) {
+			scope = SpikeScope.SINGLED_OUT;
+			cause = preempted ? SpikeCause.PREEMPTION : SpikeCause.ENGINE_OTHER;
+		}
+		else if (evidence.engineWide()) {
+			scope = SpikeScope.ENGINE_WIDE;
+			if (recomputed && (!prefilled || evidence.recomputeTokens() >= prefill)) {
+				cause = SpikeCause.PREEMPTION;
+			}
+			else {
+				cause = firstOf(prefilled, grew, queued);
+			}
+		}
+		else {
+			scope = SpikeScope.ALONE;
+			cause = preempted ? SpikeCause.PREEMPTION : firstOf(prefilled, grew, queued);
+		}
+		matched.remove(cause);
+		matched.add(0, cause);
+		return new Verdict(cause, List.copyOf(matched), scope);
 	}
 
-	private static boolean prefillInterfered(Evidence evidence, int tokens) {
-		if (evidence.promptTokensComputed() != null) {
-			return evidence.promptTokensComputed() >= tokens;
+	private static SpikeCause firstOf(boolean prefilled, boolean grew, boolean queued) {
+		if (prefilled) {
+			return SpikeCause.PREFILL_INTERFERENCE;
 		}
-		return evidence.otherPromptTokens() >= tokens || atLeast(evidence.promptTokens(), tokens);
+		if (grew) {
+			return SpikeCause.BATCH_GROWTH;
+		}
+		return queued ? SpikeCause.QUEUE_PRESSURE : SpikeCause.ENGINE_OTHER;
+	}
+
+	/**
+	 * New prompts' prefill across the gap: the engine's own computed count when it exports it,
+	 * else the most of tokengap's estimate and the engine's prompt-token counter.
+	 */
+	private static long prefillTokens(Evidence evidence) {
+		if (evidence.promptTokensComputed() != null) {
+			return (long) Math.max(0, evidence.promptTokensComputed());
+		}
+		double counted = (evidence.promptTokens() != null) ? evidence.promptTokens() : 0;
+		return (long) Math.max(evidence.otherPromptTokens(), counted);
 	}
 
 	private static Double waitingForCapacity(Evidence evidence) {
@@ -85,10 +167,6 @@ final class CauseRules {
 
 	private static boolean positive(Double value) {
 		return value != null && value > 0;
-	}
-
-	private static boolean atLeast(Double value, double threshold) {
-		return value != null && value >= threshold;
 	}
 
 }

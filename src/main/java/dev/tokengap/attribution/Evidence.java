@@ -23,13 +23,19 @@ import dev.tokengap.backend.EngineSample;
  * @param kvUsageMax highest KV-cache usage seen across the gap
  * @param otherFirstTokens other streams whose first token arrived inside the gap
  * @param otherPromptTokens their estimated prompt tokens
+ * @param peersDecoding other streams through tokengap that were decoding when the gap began
+ * @param peersFed those of them that kept receiving content throughout the gap
+ * @param peersResumed streams silent since well before the gap (preempted, waiting for their
+ * recompute) that resumed in the step that ended it
+ * @param recomputeTokens what those cost the engine to recompute: their prompts and outputs so far
  */
 public record Evidence(boolean engineCovered, int engineSamples, Double preemptions, Double promptTokens,
 		Double promptTokensComputed, Double runningBefore, Double runningMax, Double waitingMax,
-		Double waitingForCapacityMax, Double kvUsageMax, long otherFirstTokens, long otherPromptTokens) {
+		Double waitingForCapacityMax, Double kvUsageMax, long otherFirstTokens, long otherPromptTokens,
+		int peersDecoding, int peersFed, long peersResumed, long recomputeTokens) {
 
 	/**
-	 * Gathers the evidence of one spike.
+	 * Gathers the evidence of one spike, without other streams' view.
 	 * @param spike the spike
 	 * @param window engine samples around the gap, oldest first
 	 * @param staleNanos how far from the gap's edges a bracketing sample may be
@@ -37,6 +43,21 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 	 * @return the evidence
 	 */
 	static Evidence of(Spike spike, EngineSample[] window, long staleNanos, long[] firstTokens) {
+		return of(spike, window, staleNanos, firstTokens, PeerView.NONE, new long[] { 0, 0 });
+	}
+
+	/**
+	 * Gathers the evidence of one spike.
+	 * @param spike the spike
+	 * @param window engine samples around the gap, oldest first
+	 * @param staleNanos how far from the gap's edges a bracketing sample may be
+	 * @param firstTokens other streams' first tokens: {count, prompt tokens} inside the gap
+	 * @param peers what the other streams received during the gap
+	 * @param resumed {count, recompute tokens} of the waiting streams that resumed at its end
+	 * @return the evidence
+	 */
+	static Evidence of(Spike spike, EngineSample[] window, long staleNanos, long[] firstTokens, PeerView peers,
+			long[] resumed) {
 		int before = -1;
 		int after = -1;
 		for (int i = 0; i < window.length; i++) {
@@ -50,7 +71,7 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 		}
 		if (before < 0 || after < 0) {
 			return new Evidence(false, 0, null, null, null, null, null, null, null, null, firstTokens[0],
-					firstTokens[1]);
+					firstTokens[1], peers.decoding(), peers.fed(), resumed[0], resumed[1]);
 		}
 		double runningMax = 0;
 		double waitingMax = 0;
@@ -68,7 +89,18 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 		return new Evidence(true, after - before + 1, delta(first.preemptions(), last.preemptions()),
 				delta(first.promptTokens(), last.promptTokens()),
 				delta(first.promptTokensComputed(), last.promptTokensComputed()), first.running(), runningMax,
-				waitingMax, Double.isNaN(capacityMax) ? null : capacityMax, kvMax, firstTokens[0], firstTokens[1]);
+				waitingMax, Double.isNaN(capacityMax) ? null : capacityMax, kvMax, firstTokens[0], firstTokens[1],
+				peers.decoding(), peers.fed(), resumed[0], resumed[1]);
+	}
+
+	/** @return whether other streams kept receiving content while this one waited */
+	boolean singledOut() {
+		return this.peersFed > 0;
+	}
+
+	/** @return whether other streams were decoding when the gap began and none received content */
+	boolean engineWide() {
+		return this.peersDecoding > 0 && this.peersFed == 0;
 	}
 
 	private static Double delta(double from, double to) {

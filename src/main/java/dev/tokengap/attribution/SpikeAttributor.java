@@ -1,9 +1,12 @@
 package dev.tokengap.attribution;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedList;
 import java.util.List;
+import java.util.ListIterator;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -15,21 +18,35 @@ import org.apache.commons.logging.LogFactory;
 import dev.tokengap.backend.EngineHistory;
 import dev.tokengap.backend.EngineSample;
 import dev.tokengap.metrics.TokengapMeters;
+import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.LogRateLimiter;
 import dev.tokengap.timing.NanoClock;
+import dev.tokengap.timing.StreamTimer;
 
 /**
  * Attributes each spike once the engine samples around it have been scraped: gathers the
- * evidence, picks the cause, records {@code tokengap_gap_spike_seconds{cause}}, logs one line and
- * keeps the last records. Runs on its own thread, never on an event loop; a spike is judged one
- * scrape interval after its gap closed plus the scrape timeout.
+ * evidence, picks the cause, logs one line and keeps the last records. Runs on its own thread,
+ * never on an event loop; a spike is judged one scrape interval after its gap closed plus the
+ * scrape timeout.
+ *
+ * <p>
+ * When the engine reports its own figures for a request at its end (vLLM's per-request
+ * metrics), they correct the stream's spikes (see {@link EngineReportRules}); so a stream's
+ * spikes are counted in {@code tokengap_gap_spike_seconds{cause}} once the stream has ended, with
+ * the cause they end up with. The records at {@code /actuator/spikes} appear as soon as they are
+ * judged and are corrected in place.
  */
 public final class SpikeAttributor implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog("tokengap.spikes");
 
 	static final int MAX_PENDING = 10_000;
+
+	/** Streams whose judged spikes wait for their end at most; the oldest is closed early. */
+	static final int MAX_OPEN_STREAMS = 10_000;
+
+	private static final long RESUME_TOLERANCE_NANOS = 50_000_000L;
 
 	private static final EngineSample[] NO_SAMPLES = {};
 
@@ -47,6 +64,11 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	private final FirstTokenLog firstTokens = new FirstTokenLog(4096);
 
+	private final PeerStreams peers = new PeerStreams();
+
+	/** Judged spikes of streams still open, by stream; the attribution thread's own. */
+	private final Map<StreamTimer, List<Judged>> open = new LinkedHashMap<>();
+
 	private final SpikeDetector detector;
 
 	private final LogRateLimiter logLimiter;
@@ -55,7 +77,7 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	private final AtomicInteger pending = new AtomicInteger();
 
-	private final ArrayDeque<SpikeRecord> records = new ArrayDeque<>();
+	private final LinkedList<SpikeRecord> records = new LinkedList<>();
 
 	private volatile boolean dropLogged;
 
@@ -76,7 +98,7 @@ public final class SpikeAttributor implements AutoCloseable {
 		this.clock = clock;
 		this.intervalNanos = scrapeInterval.toNanos();
 		this.delayNanos = scrapeInterval.toNanos() + scrapeTimeout.toNanos();
-		this.detector = new SpikeDetector(properties, this.firstTokens, this::submit);
+		this.detector = new SpikeDetector(properties, this.firstTokens, this.peers, this::submit, this::ended);
 		this.logLimiter = new LogRateLimiter(properties.logLinesPerSecond(), clock);
 		this.executor = Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, "tokengap-attribution");
@@ -90,7 +112,12 @@ public final class SpikeAttributor implements AutoCloseable {
 		return this.detector;
 	}
 
-	void submit(Spike spike) {
+	/** A judged spike, kept until its stream ends. */
+	record Judged(Spike spike, SpikeRecord record) {
+
+	}
+
+	void submit(Spike spike, PeerView peers) {
 		if (this.pending.incrementAndGet() > MAX_PENDING) {
 			this.pending.decrementAndGet();
 			if (!this.dropLogged) {
@@ -101,14 +128,14 @@ public final class SpikeAttributor implements AutoCloseable {
 		}
 		long due = spike.arrivalNanos() + this.delayNanos - this.clock.nanoTime();
 		try {
-			this.executor.schedule(() -> attribute(spike), Math.max(0, due), TimeUnit.NANOSECONDS);
+			this.executor.schedule(() -> attribute(spike, peers), Math.max(0, due), TimeUnit.NANOSECONDS);
 		}
 		catch (java.util.concurrent.RejectedExecutionException ex) {
 			this.pending.decrementAndGet();
 		}
 	}
 
-	private void attribute(Spike spike) {
+	private void attribute(Spike spike, PeerView peers) {
 		this.pending.decrementAndGet();
 		try {
 			// A scrape or two may fail under load; older samples no longer describe the gap.
@@ -117,17 +144,74 @@ public final class SpikeAttributor implements AutoCloseable {
 			EngineSample[] window = (this.history.engines() > 1) ? NO_SAMPLES
 					: this.history.window(spike.previousArrivalNanos() - this.intervalNanos,
 							spike.arrivalNanos() + this.intervalNanos);
-			Evidence evidence = Evidence.of(spike, window,
-					stale, this.firstTokens.between(spike.previousArrivalNanos(),
-							spike.arrivalNanos() + Math.min(spike.upstreamGapNanos() / 4, 50_000_000L)));
-			SpikeCause cause = CauseRules.decide(spike, evidence, this.properties);
-			SpikeRecord record = SpikeRecord.of(spike, cause, evidence);
-			this.meters.recordSpike(spike.model(), cause.label(), spike.gapNanos() / 1e9);
+			// Two events of one engine step reach tokengap a little apart.
+			long[] resumed = peers.resumedAtEnd(spike.arrivalNanos(),
+					Math.min(spike.upstreamGapNanos() / 4, RESUME_TOLERANCE_NANOS));
+			Evidence evidence = Evidence.of(spike, window, stale,
+					this.firstTokens.between(spike.previousArrivalNanos(),
+							spike.arrivalNanos() + Math.min(spike.upstreamGapNanos() / 4, 50_000_000L)),
+					peers, resumed);
+			CauseRules.Verdict verdict = CauseRules.verdict(spike, evidence, this.properties);
+			SpikeRecord record = SpikeRecord.of(spike, verdict, evidence);
 			keep(record);
 			log(record, evidence);
+			StreamTimer timer = peers.self();
+			if (timer == null || timer.isEnded()) {
+				close(timer, List.of(new Judged(spike, record)));
+			}
+			else {
+				this.open.computeIfAbsent(timer, (t) -> new ArrayList<>(2)).add(new Judged(spike, record));
+				if (this.open.size() > MAX_OPEN_STREAMS) {
+					Map.Entry<StreamTimer, List<Judged>> oldest = this.open.entrySet().iterator().next();
+					this.open.remove(oldest.getKey());
+					close(oldest.getKey(), oldest.getValue());
+				}
+			}
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Attributing a spike failed; streams are unaffected", ex);
+		}
+	}
+
+	private void ended(StreamTimer timer) {
+		try {
+			this.executor.execute(() -> {
+				List<Judged> judged = this.open.remove(timer);
+				if (judged != null) {
+					close(timer, judged);
+				}
+			});
+		}
+		catch (java.util.concurrent.RejectedExecutionException ex) {
+			// closed
+		}
+	}
+
+	/**
+	 * A stream's judged spikes are final: corrected by the engine's own figures when it reported
+	 * them, then counted.
+	 */
+	private void close(StreamTimer timer, List<Judged> judged) {
+		try {
+			EngineReport report = (timer != null) ? timer.engineReport() : null;
+			List<SpikeRecord> records = (report != null)
+					? EngineReportRules.correct(judged, timer, report, this.properties) : null;
+			for (int i = 0; i < judged.size(); i++) {
+				SpikeRecord before = judged.get(i).record();
+				SpikeRecord after = (records != null) ? records.get(i) : before;
+				if (after != before) {
+					replace(before, after);
+					if (!after.cause().equals(before.cause()) && logger.isInfoEnabled()
+							&& this.logLimiter.tryAcquire() >= 0) {
+						logger.info("spike corrected request_id=" + after.requestId() + " token=" + after.tokenIndex()
+								+ " cause=" + after.cause() + " was=" + before.cause() + " summary=" + after.summary());
+					}
+				}
+				this.meters.recordSpike(after.model(), after.cause(), judged.get(i).spike().gapNanos() / 1e9);
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Closing a stream's spikes failed; streams are unaffected", ex);
 		}
 	}
 
@@ -145,6 +229,17 @@ public final class SpikeAttributor implements AutoCloseable {
 				+ " socket_wait_ms=" + record.socketWaitMs() + " cause=" + record.cause() + " evidence=" + evidence
 				+ ((skipped > 0) ? " (" + skipped + " earlier spikes not logged: over "
 						+ this.properties.logLinesPerSecond() + " lines/s; all are counted and kept)" : ""));
+	}
+
+	private void replace(SpikeRecord before, SpikeRecord after) {
+		synchronized (this.records) {
+			for (ListIterator<SpikeRecord> it = this.records.listIterator(); it.hasNext();) {
+				if (it.next() == before) {
+					it.set(after);
+					return;
+				}
+			}
+		}
 	}
 
 	private void keep(SpikeRecord record) {

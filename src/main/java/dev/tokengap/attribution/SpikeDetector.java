@@ -1,5 +1,6 @@
 package dev.tokengap.attribution;
 
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 import dev.tokengap.timing.GapObserver;
@@ -8,7 +9,8 @@ import dev.tokengap.timing.StreamTimer;
 /**
  * Decides, per gap, whether it is a spike: at least the floor, and at least {@code factor} times
  * the stream's median gap so far once the stream has 5 gaps. A gap is between two content events
- * of the same choice. Only spikes allocate anything.
+ * of the same choice. Only spikes allocate anything: then what every other live stream received
+ * during the gap is looked at at once, before their recent arrivals move on.
  */
 final class SpikeDetector implements GapObserver {
 
@@ -20,13 +22,31 @@ final class SpikeDetector implements GapObserver {
 
 	private final FirstTokenLog firstTokens;
 
-	private final Consumer<Spike> spikes;
+	private final PeerStreams peers;
 
-	SpikeDetector(AttributionProperties properties, FirstTokenLog firstTokens, Consumer<Spike> spikes) {
+	private final BiConsumer<Spike, PeerView> spikes;
+
+	private final Consumer<StreamTimer> ended;
+
+	SpikeDetector(AttributionProperties properties, FirstTokenLog firstTokens, PeerStreams peers,
+			BiConsumer<Spike, PeerView> spikes, Consumer<StreamTimer> ended) {
+		this.ended = ended;
 		this.floorNanos = properties.spikeFloor().toNanos();
 		this.factor = properties.spikeFactor();
 		this.firstTokens = firstTokens;
+		this.peers = peers;
 		this.spikes = spikes;
+	}
+
+	@Override
+	public void streamStarted(StreamTimer timer, String requestId, long promptTokens) {
+		this.peers.started(timer, requestId, promptTokens);
+	}
+
+	@Override
+	public void streamEnded(StreamTimer timer) {
+		this.peers.ended(timer);
+		this.ended.accept(timer);
 	}
 
 	@Override
@@ -47,9 +67,12 @@ final class SpikeDetector implements GapObserver {
 			threshold = Math.max(threshold, (long) (this.factor * timer.medianGapNanos()));
 		}
 		if (gap >= threshold) {
-			this.spikes.accept(new Spike(requestId, model, endpoint, choice, timer.contentEvents(choice), threshold,
-					timer.lastArrivalNanos(choice), previousWrite, arrivalNanos, writeStartNanos, writeNanos,
-					earlierWaitNanos, System.currentTimeMillis()));
+			long previousArrival = timer.lastArrivalNanos(choice);
+			this.spikes.accept(
+					new Spike(requestId, model, endpoint, choice, timer.contentEvents(choice), threshold,
+							previousArrival, previousWrite, arrivalNanos, writeStartNanos, writeNanos, earlierWaitNanos,
+							System.currentTimeMillis()),
+					this.peers.during(timer, previousArrival, arrivalNanos));
 		}
 	}
 

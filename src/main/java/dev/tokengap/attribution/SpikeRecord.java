@@ -1,6 +1,10 @@
 package dev.tokengap.attribution;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.tokengap.timing.EngineReport;
 
 /**
  * One attributed spike, as logged and served newest-first at {@code /actuator/spikes}. Carries no
@@ -18,17 +22,125 @@ import java.time.Instant;
  * @param writeDelayMs client write time minus upstream arrival of the event
  * @param socketWaitMs time writes inside the gap spent waiting for the client's socket
  * @param cause the attributed cause
+ * @param causes every cause whose evidence matched, the attributed one first
+ * @param scope whose stall it was ({@link SpikeScope}): what the choice rested on
+ * @param summary the same in words, e.g. "engine_other: engine-wide stall, none of 6 other
+ * streams received content; also matched: preemptions elsewhere in the window (+2)"
  * @param evidence everything gathered, whatever the cause
+ * @param engine the engine's own figures for the request when it reported them (vLLM's
+ * per-request metrics), else null
  */
 public record SpikeRecord(Instant time, String requestId, String model, String endpoint, int choice, int tokenIndex,
 		double gapMs, double thresholdMs, double upstreamGapMs, double writeDelayMs, double socketWaitMs, String cause,
-		Evidence evidence) {
+		List<String> causes, String scope, String summary, Evidence evidence, EngineReport engine) {
 
-	static SpikeRecord of(Spike spike, SpikeCause cause, Evidence evidence) {
+	static SpikeRecord of(Spike spike, CauseRules.Verdict verdict, Evidence evidence) {
 		return new SpikeRecord(Instant.ofEpochMilli(spike.epochMillis()), spike.requestId(), spike.model(),
-				spike.endpoint(), spike.choice(), spike.tokenIndex(), millis(spike.gapNanos()), millis(spike.thresholdNanos()),
-				millis(spike.upstreamGapNanos()), millis(spike.writeDelayNanos()), millis(spike.socketWaitNanos()),
-				cause.label(), evidence);
+				spike.endpoint(), spike.choice(), spike.tokenIndex(), millis(spike.gapNanos()),
+				millis(spike.thresholdNanos()), millis(spike.upstreamGapNanos()), millis(spike.writeDelayNanos()),
+				millis(spike.socketWaitNanos()), verdict.cause().label(), labels(verdict.matched()),
+				verdict.scope().label(), summary(verdict, evidence), evidence, null);
+	}
+
+	/**
+	 * This record as corrected by the engine's own figures for the request.
+	 * @param cause the cause they establish
+	 * @param scope the scope they establish
+	 * @param why what they said, in words
+	 * @param report the figures
+	 * @return the corrected record, the earlier causes kept after the new one
+	 */
+	SpikeRecord corrected(SpikeCause cause, SpikeScope scope, String why, EngineReport report) {
+		List<String> all = new ArrayList<>(this.causes);
+		all.remove(cause.label());
+		all.add(0, cause.label());
+		return new SpikeRecord(this.time, this.requestId, this.model, this.endpoint, this.choice, this.tokenIndex,
+				this.gapMs, this.thresholdMs, this.upstreamGapMs, this.writeDelayMs, this.socketWaitMs, cause.label(),
+				List.copyOf(all), scope.label(), cause.label() + ": " + why + " (was " + this.summary + ")",
+				this.evidence, report);
+	}
+
+	/** This record with the engine's figures attached, its cause unchanged. */
+	SpikeRecord withEngine(EngineReport report) {
+		return new SpikeRecord(this.time, this.requestId, this.model, this.endpoint, this.choice, this.tokenIndex,
+				this.gapMs, this.thresholdMs, this.upstreamGapMs, this.writeDelayMs, this.socketWaitMs, this.cause,
+				this.causes, this.scope, this.summary, this.evidence, report);
+	}
+
+	private static List<String> labels(List<SpikeCause> causes) {
+		List<String> labels = new ArrayList<>(causes.size());
+		causes.forEach((cause) -> labels.add(cause.label()));
+		return List.copyOf(labels);
+	}
+
+	static String summary(CauseRules.Verdict verdict, Evidence evidence) {
+		StringBuilder text = new StringBuilder(verdict.cause().label()).append(": ")
+			.append(scopeText(verdict.scope(), evidence));
+		String chosen = causeText(verdict.cause(), verdict, evidence, true);
+		if (!chosen.isEmpty()) {
+			text.append(", ").append(chosen);
+		}
+		List<String> also = new ArrayList<>();
+		for (SpikeCause cause : verdict.matched().subList(1, verdict.matched().size())) {
+			also.add(causeText(cause, verdict, evidence, false));
+		}
+		if (!also.isEmpty()) {
+			text.append("; also matched: ").append(String.join("; ", also));
+		}
+		return text.toString();
+	}
+
+	private static String scopeText(SpikeScope scope, Evidence evidence) {
+		int others = evidence.peersDecoding();
+		return switch (scope) {
+			case CLIENT -> "the engine was on time; writes waited for the client's socket";
+			case HOST -> "the engine was on time; the write started late (this host)";
+			case NO_ENGINE_DATA -> "no engine data for the gap";
+			case SINGLED_OUT -> "singled out, " + evidence.peersFed() + " of " + others
+					+ " other streams kept receiving content";
+			case ENGINE_WIDE -> "engine-wide stall, none of " + others + " other streams received content";
+			case ALONE -> "no other stream decoding to compare with";
+			case AFTER_ENGINE -> "the engine's own figures put the time after the engine";
+		};
+	}
+
+	private static String causeText(SpikeCause cause, CauseRules.Verdict verdict, Evidence evidence,
+			boolean chosen) {
+		return switch (cause) {
+			case PREEMPTION -> preemptionText(verdict, evidence, chosen);
+			case PREFILL_INTERFERENCE -> "prefill of new prompts (" + promptText(evidence) + ")";
+			case BATCH_GROWTH -> "batch grew (running " + number(evidence.runningBefore()) + " to "
+					+ number(evidence.runningMax()) + ", " + evidence.otherFirstTokens() + " streams joined)";
+			case QUEUE_PRESSURE -> "requests waiting for capacity with the KV cache at "
+					+ Math.round(100 * evidence.kvUsageMax()) + "%";
+			case ENGINE_OTHER -> chosen ? "nothing in the engine's scheduling explains it" : "";
+			default -> "";
+		};
+	}
+
+	private static String preemptionText(CauseRules.Verdict verdict, Evidence evidence, boolean chosen) {
+		boolean recompute = evidence.peersResumed() > 0 && verdict.scope() != SpikeScope.SINGLED_OUT;
+		if (chosen && recompute) {
+			return "recompute of " + evidence.peersResumed() + " preempted streams (" + evidence.recomputeTokens()
+					+ " tokens)";
+		}
+		if (chosen) {
+			return "preempted (preemption counter +" + number(evidence.preemptions()) + ")";
+		}
+		return "preemptions elsewhere in the window (+" + number(evidence.preemptions()) + ")"
+				+ ((evidence.peersResumed() > 0) ? ", " + evidence.peersResumed() + " recomputed" : "");
+	}
+
+	private static String promptText(Evidence evidence) {
+		if (evidence.promptTokensComputed() != null) {
+			return number(evidence.promptTokensComputed()) + " tokens computed";
+		}
+		return Math.max(evidence.otherPromptTokens(),
+				(evidence.promptTokens() != null) ? evidence.promptTokens().longValue() : 0) + " tokens";
+	}
+
+	private static String number(Double value) {
+		return (value == null) ? "?" : Long.toString(Math.round(value));
 	}
 
 	private static double millis(long nanos) {

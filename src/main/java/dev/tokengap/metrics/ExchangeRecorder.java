@@ -213,7 +213,8 @@ public final class ExchangeRecorder {
 		}
 		this.engineReported = true;
 		try {
-			this.catalogue.gapObserver().engineReported(this.timer, this.requestId, report);
+			// Kept on the timer: attribution reads it when it judges or closes the stream's spikes.
+			this.timer.engineReported(report);
 		}
 		catch (RuntimeException ex) {
 			failed(ex);

@@ -39,16 +39,6 @@ public interface GapObserver {
 	}
 
 	/**
-	 * The engine reported its own figures for a stream (see {@link EngineReport}), as the event
-	 * carrying them was written to the client. Called at most once per stream.
-	 * @param timer the stream's timer
-	 * @param requestId the request id
-	 * @param report what the engine said
-	 */
-	default void engineReported(StreamTimer timer, String requestId, EngineReport report) {
-	}
-
-	/**
 	 * A stream's first content event of any choice (its prefill has finished).
 	 * @param arrivalNanos when it arrived from upstream
 	 * @param writeNanos when its write to the client completed

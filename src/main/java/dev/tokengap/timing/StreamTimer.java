@@ -71,6 +71,8 @@ public final class StreamTimer {
 
 	private volatile long firstArrivalNanos = -1;
 
+	private volatile EngineReport engineReport;
+
 	private volatile long[] recentArrivals;
 
 	/** Content events whose arrival is in the ring; published with release semantics. */
@@ -197,6 +199,33 @@ public final class StreamTimer {
 	 */
 	public boolean recentArrivalsWrapped() {
 		return (int) RECENT_COUNT.getAcquire(this) > RECENT_ARRIVALS;
+	}
+
+	/** @return when the stream's last content event (of any choice) arrived from upstream, or -1 */
+	public long lastArrivalNanos() {
+		int count = (int) RECENT_COUNT.getAcquire(this);
+		long[] ring = this.recentArrivals;
+		return (ring == null || count == 0) ? -1 : ring[(count - 1) & (RECENT_ARRIVALS - 1)];
+	}
+
+	/**
+	 * Keeps what the engine itself reported about the stream; the first report counts.
+	 * @param report the engine's figures
+	 */
+	public void engineReported(EngineReport report) {
+		if (this.engineReport == null) {
+			this.engineReport = report;
+		}
+	}
+
+	/** @return what the engine reported about the stream, or null */
+	public EngineReport engineReport() {
+		return this.engineReport;
+	}
+
+	/** @return whether the stream has ended */
+	public boolean isEnded() {
+		return this.ended;
 	}
 
 	/** @return when the stream's first content event (of any choice) arrived from upstream, or -1 */

@@ -1,0 +1,89 @@
+package dev.tokengap.attribution;
+
+import java.util.List;
+
+import dev.tokengap.timing.StreamTimer;
+
+/**
+ * What the other streams through tokengap received during one stream's gap, taken as the gap
+ * closed: how many were decoding when it began, how many kept receiving content throughout it
+ * (then the gap singled this stream out), and which had been silent since well before it (a
+ * preempted sequence waiting for its recompute, whose resumption inside the gap means the engine
+ * recomputed it in the step everyone waited for).
+ *
+ * @param decoding other streams that had received content before the gap began and were still live
+ * @param fed those of them whose events covered the gap (no stretch of it without one as long as
+ * half of it)
+ * @param waiting those silent since well before the gap began
+ * @param self the stream whose gap it is, or null
+ */
+record PeerView(int decoding, int fed, List<Waiting> waiting, StreamTimer self) {
+
+	/** No other stream was looked at. */
+	static final PeerView NONE = new PeerView(0, 0, List.of(), null);
+
+	/**
+	 * A stream that had been silent since well before the gap began.
+	 *
+	 * @param peer the stream
+	 * @param silentSinceNanos upstream arrival of its last event before the gap began
+	 * @param resumedNanos arrival of its next event, or -1 when it had none yet
+	 * @param eventsBefore its content events up to the silence (about its output tokens)
+	 */
+	record Waiting(PeerStreams.Peer peer, long silentSinceNanos, long resumedNanos, int eventsBefore) {
+
+		/** When it resumed, looked up again now if it had not yet when the gap closed. */
+		long resumedNanos(long[] scratch) {
+			if (this.resumedNanos >= 0) {
+				return this.resumedNanos;
+			}
+			StreamTimer timer = this.peer.timer();
+			int n = timer.recentArrivals(scratch);
+			long next = -1;
+			for (int i = 0; i < n && scratch[i] > this.silentSinceNanos; i++) {
+				next = scratch[i];
+			}
+			return next;
+		}
+
+		/** Tokens the engine recomputes for it: its prompt and the output it had. */
+		long recomputeTokens() {
+			return this.peer.promptTokens() + this.eventsBefore;
+		}
+
+	}
+
+	/** @return whether other streams kept receiving content while this one waited */
+	boolean singledOut() {
+		return this.fed > 0;
+	}
+
+	/** @return whether other streams were decoding and none kept receiving content */
+	boolean engineWide() {
+		return this.decoding > 0 && this.fed == 0;
+	}
+
+	/**
+	 * The waiting streams that resumed at the gap's end, in the step that ended it.
+	 * @param endNanos upstream arrival of the event that ended the gap
+	 * @param toleranceNanos how far apart two events of one engine step may arrive
+	 * @return {count, their recompute tokens}
+	 */
+	long[] resumedAtEnd(long endNanos, long toleranceNanos) {
+		long count = 0;
+		long tokens = 0;
+		long[] scratch = null;
+		for (Waiting waiting : this.waiting) {
+			if (scratch == null) {
+				scratch = new long[StreamTimer.RECENT_ARRIVALS];
+			}
+			long resumed = waiting.resumedNanos(scratch);
+			if (resumed >= 0 && Math.abs(resumed - endNanos) <= toleranceNanos) {
+				count++;
+				tokens += waiting.recomputeTokens();
+			}
+		}
+		return new long[] { count, tokens };
+	}
+
+}
