@@ -179,4 +179,89 @@ class CauseRulesTests {
 		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.ENGINE_OTHER);
 	}
 
+	/** The evidence of LATE with what the other streams received during it. */
+	static Evidence withPeers(int decoding, int fed, long resumed, long recomputeTokens, long[] firstTokens,
+			EngineSample... window) {
+		Evidence base = evidence(LATE, firstTokens, window);
+		return new Evidence(base.engineCovered(), base.engineSamples(), base.preemptions(), base.promptTokens(),
+				base.promptTokensComputed(), base.runningBefore(), base.runningMax(), base.waitingMax(),
+				base.waitingForCapacityMax(), base.kvUsageMax(), base.otherFirstTokens(), base.otherPromptTokens(),
+				decoding, fed, resumed, recomputeTokens);
+	}
+
+	@Test
+	void aStallOnlyThisStreamHadWhileThePreemptionCounterRoseIsItsOwnPreemption() {
+		Evidence evidence = withPeers(6, 5, 0, 0, NONE, sample(900, 7, 1, 0.99, 10, 0),
+				sample(1400, 6, 2, 0.99, 12, 0));
+		CauseRules.Verdict verdict = CauseRules.verdict(LATE, evidence, PROPERTIES);
+		assertThat(verdict.cause()).isEqualTo(SpikeCause.PREEMPTION);
+		assertThat(verdict.scope()).isEqualTo(SpikeScope.SINGLED_OUT);
+		assertThat(verdict.matched()).containsExactly(SpikeCause.PREEMPTION, SpikeCause.QUEUE_PRESSURE);
+	}
+
+	@Test
+	void aStallEveryStreamSharedIsNotBlamedOnAPreemptionElsewhere() {
+		Evidence evidence = withPeers(6, 0, 0, 0, NONE, sample(900, 7, 0, 0.8, 10, 0), sample(1400, 7, 0, 0.8, 11, 0));
+		CauseRules.Verdict verdict = CauseRules.verdict(LATE, evidence, PROPERTIES);
+		assertThat(verdict.cause()).isEqualTo(SpikeCause.ENGINE_OTHER);
+		assertThat(verdict.scope()).isEqualTo(SpikeScope.ENGINE_WIDE);
+		assertThat(verdict.matched()).containsExactly(SpikeCause.ENGINE_OTHER, SpikeCause.PREEMPTION);
+		assertThat(SpikeRecord.summary(verdict, evidence)).isEqualTo(
+				"engine_other: engine-wide stall, none of 6 other streams received content, nothing in the engine's scheduling explains it; also matched: preemptions elsewhere in the window (+1)");
+	}
+
+	@Test
+	void anEngineWideStallWhosePrefillOfNewPromptsIsInTheWindowIsPrefillInterference() {
+		Evidence evidence = withPeers(6, 0, 0, 0, new long[] { 1, 4000 }, sample(900, 7, 0, 0.8, 10, 0),
+				sample(1400, 8, 0, 0.8, 11, 4000));
+		CauseRules.Verdict verdict = CauseRules.verdict(LATE, evidence, PROPERTIES);
+		assertThat(verdict.cause()).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
+		assertThat(verdict.matched()).containsExactly(SpikeCause.PREFILL_INTERFERENCE, SpikeCause.PREEMPTION);
+	}
+
+	@Test
+	void anEngineWideStallInWhichAPreemptedStreamResumedIsItsRecompute() {
+		Evidence evidence = withPeers(6, 0, 1, 2500, NONE, sample(900, 6, 1, 0.8, 10, 0),
+				sample(1400, 7, 0, 0.8, 10, 0));
+		CauseRules.Verdict verdict = CauseRules.verdict(LATE, evidence, PROPERTIES);
+		assertThat(verdict.cause()).isEqualTo(SpikeCause.PREEMPTION);
+		assertThat(verdict.scope()).isEqualTo(SpikeScope.ENGINE_WIDE);
+		assertThat(SpikeRecord.summary(verdict, evidence)).contains("recompute of 1 preempted streams (2500 tokens)");
+	}
+
+	@Test
+	void recomputeAndNewPromptsInOneStallAreWeighedByTheirTokens() {
+		Evidence more = withPeers(6, 0, 1, 5000, new long[] { 1, 2000 }, sample(900, 6, 1, 0.8, 10, 0),
+				sample(1400, 7, 0, 0.8, 10, 2000));
+		assertThat(CauseRules.decide(LATE, more, PROPERTIES)).isEqualTo(SpikeCause.PREEMPTION);
+		Evidence less = withPeers(6, 0, 1, 1500, new long[] { 1, 4000 }, sample(900, 6, 1, 0.8, 10, 0),
+				sample(1400, 7, 0, 0.8, 10, 4000));
+		assertThat(CauseRules.decide(LATE, less, PROPERTIES)).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
+	}
+
+	@Test
+	void aShortRecomputeDoesNotExplainAnEngineWideStall() {
+		Evidence evidence = withPeers(6, 0, 1, 300, NONE, sample(900, 6, 1, 0.8, 10, 0), sample(1400, 7, 0, 0.8, 10, 0));
+		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.ENGINE_OTHER);
+	}
+
+	@Test
+	void aSingledOutStallIsNotBlamedOnWhatSlowsEveryStreamsStep() {
+		Evidence evidence = withPeers(6, 6, 0, 0, new long[] { 3, 9000 }, sample(900, 4, 3, 0.95, 0, 0),
+				sample(1400, 12, 5, 0.99, 0, 9000));
+		CauseRules.Verdict verdict = CauseRules.verdict(LATE, evidence, PROPERTIES);
+		assertThat(verdict.cause()).isEqualTo(SpikeCause.ENGINE_OTHER);
+		assertThat(verdict.matched()).containsExactly(SpikeCause.ENGINE_OTHER, SpikeCause.PREFILL_INTERFERENCE,
+				SpikeCause.BATCH_GROWTH, SpikeCause.QUEUE_PRESSURE);
+	}
+
+	@Test
+	void withNoOtherStreamDecodingTheContractsOrderApplies() {
+		Evidence evidence = withPeers(0, 0, 0, 0, new long[] { 3, 9000 }, sample(900, 4, 0, 0.95, 10, 0),
+				sample(1400, 12, 5, 0.99, 11, 5000));
+		CauseRules.Verdict verdict = CauseRules.verdict(LATE, evidence, PROPERTIES);
+		assertThat(verdict.cause()).isEqualTo(SpikeCause.PREEMPTION);
+		assertThat(verdict.scope()).isEqualTo(SpikeScope.ALONE);
+	}
+
 }
