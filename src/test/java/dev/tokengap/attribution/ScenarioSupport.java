@@ -55,25 +55,31 @@ abstract class ScenarioSupport {
 	 * characters are the same as every other such request's.
 	 */
 	record Request(String id, int promptChars, int maxTokens, Map<String, String> headers, int pauseAfterEvents,
-			Duration pause, int sharedChars) {
+			Duration pause, int sharedChars, boolean includeUsage) {
 
 		static Request of(String id, int promptChars, int maxTokens) {
-			return new Request(id, promptChars, maxTokens, Map.of(), -1, Duration.ZERO, 0);
+			return new Request(id, promptChars, maxTokens, Map.of(), -1, Duration.ZERO, 0, false);
 		}
 
 		Request with(String header, String value) {
 			return new Request(this.id, this.promptChars, this.maxTokens, Map.of(header, value),
-					this.pauseAfterEvents, this.pause, this.sharedChars);
+					this.pauseAfterEvents, this.pause, this.sharedChars, this.includeUsage);
 		}
 
 		Request pausingAfter(int events, Duration pause) {
 			return new Request(this.id, this.promptChars, this.maxTokens, this.headers, events, pause,
-					this.sharedChars);
+					this.sharedChars, this.includeUsage);
 		}
 
 		Request sharingPrefix(int chars) {
 			return new Request(this.id, this.promptChars, this.maxTokens, this.headers, this.pauseAfterEvents,
-					this.pause, chars);
+					this.pause, chars, this.includeUsage);
+		}
+
+		/** Asks for the final usage chunk ({@code stream_options.include_usage}), which carries vLLM's per-request metrics. */
+		Request withUsage() {
+			return new Request(this.id, this.promptChars, this.maxTokens, this.headers, this.pauseAfterEvents,
+					this.pause, this.sharedChars, true);
 		}
 
 		String prompt() {
@@ -110,6 +116,7 @@ abstract class ScenarioSupport {
 
 	private Mono<Void> send(Request request) {
 		String body = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":" + request.maxTokens()
+				+ (request.includeUsage() ? ",\"stream_options\":{\"include_usage\":true}" : "")
 				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + request.prompt() + "\"}]}";
 		HttpClient client = HttpClient.create(ConnectionProvider.newConnection())
 			.headers((h) -> {
@@ -233,6 +240,56 @@ abstract class ScenarioSupport {
 		return (entry.waitingForCapacity() > 0 && entry.kvCacheUsage() > 0.9) ? SpikeCause.QUEUE_PRESSURE : cause;
 	}
 
+	/**
+	 * The ground truth of a mixed load, where a late step can have several reasons at once: the
+	 * token's own preemption, else the largest part of the producing step's cost beyond a usual
+	 * step, from the trace's breakdown: an injected engine stall (an engine-wide hiccup: queue
+	 * pressure when requests waited for capacity beside a KV cache over 0.9 full as the step was
+	 * scheduled, as {@link #truthWithQueue} judges it, else nothing in the engine's scheduling),
+	 * the prefill of other requests' new prompts, the recompute of preempted requests (at least
+	 * 1,024 tokens each, the rules' threshold), or the sequences a batch grew by (by the criteria
+	 * of {@link #truthFromTrace}).
+	 */
+	SpikeCause truthByCost(SpikeRecord spike) {
+		List<TraceEntry> trace = this.simulator.engine().trace(spike.requestId());
+		TraceEntry entry = find(trace, spike.tokenIndex());
+		TraceEntry previous = find(trace, spike.tokenIndex() - 1);
+		if (entry == null || previous == null) {
+			return SpikeCause.UNKNOWN;
+		}
+		if (entry.stepEndNanos() - previous.stepEndNanos() < spike.thresholdMs() * 1_000_000) {
+			return SpikeCause.ENGINE_OTHER;
+		}
+		if (entry.preempted()) {
+			return SpikeCause.PREEMPTION;
+		}
+		double usual = medianBatch(trace);
+		boolean grew = entry.batchSize() - usual >= 2 && entry.batchSize() >= 1.5 * usual;
+		long batch = grew ? (long) (this.simulator.engine().properties().stepCostPerSeq().toNanos()
+				* (entry.batchSize() - usual)) : 0;
+		long prefill = (entry.newPrefillTokensFromOthers() >= 1024) ? entry.newPrefillCostNanos() : 0;
+		long recompute = (entry.recomputeTokensFromOthers() >= 1024) ? entry.recomputeCostNanos() : 0;
+		long stall = entry.stepStallNanos();
+		long largest = Math.max(Math.max(batch, prefill), Math.max(recompute, stall));
+		if (largest == 0 || largest == stall) {
+			return (entry.waitingForCapacity() > 0 && entry.kvCacheUsage() > 0.9) ? SpikeCause.QUEUE_PRESSURE
+					: SpikeCause.ENGINE_OTHER;
+		}
+		if (largest == prefill) {
+			return SpikeCause.PREFILL_INTERFERENCE;
+		}
+		return (largest == recompute) ? SpikeCause.PREEMPTION : SpikeCause.BATCH_GROWTH;
+	}
+
+	/** Whether the engine step that produced the spike's token ended on time. */
+	boolean engineOnTime(SpikeRecord spike) {
+		List<TraceEntry> trace = this.simulator.engine().trace(spike.requestId());
+		TraceEntry entry = find(trace, spike.tokenIndex());
+		TraceEntry previous = find(trace, spike.tokenIndex() - 1);
+		return entry != null && previous != null
+				&& entry.stepEndNanos() - previous.stepEndNanos() < spike.thresholdMs() * 1_000_000;
+	}
+
 	private static double medianBatch(List<TraceEntry> trace) {
 		int[] sizes = trace.stream().mapToInt(TraceEntry::batchSize).sorted().toArray();
 		return sizes[sizes.length / 2];
@@ -271,6 +328,40 @@ abstract class ScenarioSupport {
 		row.append(String.format(" | correct %.0f%% | gaps %d", share * 100, this.gaps.get()));
 		System.out.println(row);
 		wrong.stream().limit(10).forEach((w) -> System.out.println("  mismatch " + w));
+		return share;
+	}
+
+	/**
+	 * Prints the confusion matrix of one run, one {@code MATRIX} line per true cause (columns: the
+	 * attributed causes), and the mismatches with their summaries; returns the share correct.
+	 */
+	double matrix(String scenario, List<SpikeRecord> spikes, java.util.function.Function<SpikeRecord, SpikeCause> truth) {
+		Map<SpikeCause, Map<SpikeCause, Integer>> rows = new EnumMap<>(SpikeCause.class);
+		int correct = 0;
+		List<String> wrong = new ArrayList<>();
+		for (SpikeRecord spike : spikes) {
+			SpikeCause expected = truth.apply(spike);
+			SpikeCause got = SpikeCause.valueOf(spike.cause().toUpperCase());
+			rows.computeIfAbsent(expected, (c) -> new EnumMap<>(SpikeCause.class)).merge(got, 1, Integer::sum);
+			if (expected == got) {
+				correct++;
+			}
+			else {
+				wrong.add(spike.requestId() + "#" + spike.tokenIndex() + " expected " + expected.label() + " got "
+						+ spike.summary());
+			}
+		}
+		double share = spikes.isEmpty() ? 0 : (double) correct / spikes.size();
+		System.out.println(String.format("MATRIX | %s | spikes %d | correct %d (%.0f%%) | gaps %d", scenario,
+				spikes.size(), correct, share * 100, this.gaps.get()));
+		rows.forEach((expected, got) -> {
+			StringBuilder row = new StringBuilder("MATRIX | " + scenario + " | true " + expected.label() + " |");
+			for (SpikeCause cause : SpikeCause.values()) {
+				row.append(' ').append(cause.label()).append('=').append(got.getOrDefault(cause, 0));
+			}
+			System.out.println(row);
+		});
+		wrong.stream().limit(20).forEach((w) -> System.out.println("  mismatch " + w));
 		return share;
 	}
 

@@ -1,0 +1,89 @@
+package dev.tokengap.attribution;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.test.context.SpringBootTest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Causes that overlap under KV pressure, judged token by token against the simulator's trace
+ * ({@link #truthByCost}): a small KV pool and chunked prefill off; seven steady decode streams,
+ * one of whose clients stops reading for 2 s behind a small socket buffer and one whose token 120
+ * the simulator's HTTP layer holds for 600 ms; a burst of three 4,000-token prompts that the pool
+ * cannot keep beside the steady streams (they are preempted, wait for capacity and are recomputed
+ * once the steady streams end); an injected 900 ms engine stall while the burst waits; late
+ * joiners. The engine reports its per-request figures ({@code tokengap.sim.per-request-metrics},
+ * every client asks for the usage chunk), which is what tells the HTTP-layer stall, a stall only
+ * that stream had while preemptions happened elsewhere, from the engine's own.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
+				"tokengap.backend.scrape-interval=400ms", "tokengap.backend.scrape-timeout=350ms",
+				"tokengap.attribution.spike-floor=200ms", "tokengap.proxy.client-send-buffer=8KB",
+				"tokengap.sim.chunked-prefill=false", "tokengap.sim.step-fixed-cost=20ms",
+				"tokengap.sim.step-cost-per-prefill-token=50us", "tokengap.sim.block-size=16",
+				"tokengap.sim.num-kv-blocks=380", "tokengap.sim.max-model-len=8192",
+				"tokengap.sim.per-request-metrics=true" })
+class MixedKvPressureScenarioTests extends ScenarioSupport {
+
+	static final int STEADY = 7;
+
+	@Test
+	void overlappingCausesUnderKvPressureGetTheirTrueCause() {
+		warmUp();
+		List<Mono<Void>> streams = new ArrayList<>();
+		for (int i = 0; i < STEADY; i++) {
+			Request steady = Request.of("mix-steady-" + i, 800, 300).withUsage();
+			if (i == 0) {
+				steady = steady.with("X-Sim-Engine-Stall", "150:900");
+			}
+			else if (i == 1) {
+				steady = steady.with("X-Sim-Stall", "120:600");
+			}
+			else if (i == 2) {
+				steady = steady.pausingAfter(100, Duration.ofSeconds(2));
+			}
+			streams.add(start(steady));
+		}
+		awaitTokens("mix-steady-0", 60);
+		for (int i = 0; i < 3; i++) {
+			streams.add(start(Request.of("mix-long-" + i, 16_000, 60).withUsage()));
+			Mono.delay(Duration.ofMillis(600)).block();
+		}
+		awaitTokens("mix-steady-0", 220);
+		for (int i = 0; i < 4; i++) {
+			streams.add(start(Request.of("mix-late-" + i, 800, 80).withUsage()));
+		}
+		awaitAll(streams);
+		assertThat(this.simulator.engine().preemptions()).as("preemptions").isPositive();
+		List<SpikeRecord> spikes = spikes();
+		double share = matrix("mixed_kv_pressure", spikes, this::truth);
+		assertThat(spikes).hasSizeGreaterThanOrEqualTo(8);
+		assertThat(share).as("share of spikes attributed to their true cause").isGreaterThanOrEqualTo(0.9);
+	}
+
+	/** The trace's truth; a client the scenario made stop reading is the client's. */
+	private SpikeCause truth(SpikeRecord spike) {
+		SpikeCause cause = truthByCost(spike);
+		if (spike.requestId().equals("mix-steady-2") && cause == SpikeCause.ENGINE_OTHER && engineOnTime(spike)) {
+			return SpikeCause.CLIENT_BACKPRESSURE;
+		}
+		return cause;
+	}
+
+	private void awaitTokens(String requestId, int tokens) {
+		Awaitility.await()
+			.pollInterval(2, TimeUnit.MILLISECONDS)
+			.atMost(Duration.ofSeconds(60))
+			.until(() -> this.simulator.engine().trace(requestId).size() >= tokens);
+	}
+
+}

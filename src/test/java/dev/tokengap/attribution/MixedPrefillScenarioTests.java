@@ -1,0 +1,74 @@
+package dev.tokengap.attribution;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.test.context.SpringBootTest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Prefill, batch growth, prefix-cache hits and engine stalls that overlap, judged token by token
+ * against the simulator's trace ({@link #truthByCost}): chunked prefill off, every sequence
+ * adds 20 ms to a step, every computed prompt token 50 µs. Three decode streams of 250 tokens,
+ * and while they run: a new 8,000-token prompt arriving together with six one-token requests
+ * (the prefill's 400 ms outweigh the 120 ms the batch grew by); twelve one-token requests alone
+ * (batch growth); an engine stall of 500 ms during which a 4,000-token prompt arrives whose
+ * document the prefix cache holds (256 tokens computed: the stall is nothing in the engine's
+ * scheduling); the same cached prompt without a stall (no spike).
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
+				"tokengap.backend.scrape-interval=400ms", "tokengap.backend.scrape-timeout=350ms",
+				"tokengap.attribution.spike-floor=200ms", "tokengap.sim.chunked-prefill=false",
+				"tokengap.sim.step-fixed-cost=20ms", "tokengap.sim.step-cost-per-seq=20ms",
+				"tokengap.sim.step-cost-per-prefill-token=50us", "tokengap.sim.max-model-len=16384",
+				"tokengap.sim.max-num-batched-tokens=16384" })
+class MixedPrefillScenarioTests extends ScenarioSupport {
+
+	static final int DOCUMENT_CHARS = 15_000;
+
+	@Test
+	void overlappingPrefillBatchGrowthAndCacheHitsGetTheirTrueCause() {
+		warmUp();
+		prime(Request.of("pmix-prime", 16_000, 1).sharingPrefix(DOCUMENT_CHARS));
+		List<Mono<Void>> streams = new ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			Request decode = Request.of("pmix-decode-" + i, 40, 250);
+			streams.add(start((i == 0) ? decode.with("X-Sim-Engine-Stall", "150:500") : decode));
+		}
+		awaitTokens("pmix-decode-0", 40);
+		streams.add(start(Request.of("pmix-long", 32_000, 20)));
+		for (int i = 0; i < 6; i++) {
+			streams.add(start(Request.of("pmix-join-a" + i, 40, 1)));
+		}
+		awaitTokens("pmix-decode-0", 100);
+		for (int i = 0; i < 12; i++) {
+			streams.add(start(Request.of("pmix-join-b" + i, 40, 1)));
+		}
+		awaitTokens("pmix-decode-0", 150);
+		Mono.delay(Duration.ofMillis(150)).block();
+		streams.add(start(Request.of("pmix-cached-stall", 16_000, 20).sharingPrefix(DOCUMENT_CHARS)));
+		awaitTokens("pmix-decode-0", 200);
+		streams.add(start(Request.of("pmix-cached-quiet", 16_000, 20).sharingPrefix(DOCUMENT_CHARS)));
+		awaitAll(streams);
+		List<SpikeRecord> spikes = spikes();
+		double share = matrix("mixed_prefill", spikes, this::truthByCost);
+		assertThat(spikes).hasSizeGreaterThanOrEqualTo(6);
+		assertThat(share).as("share of spikes attributed to their true cause").isGreaterThanOrEqualTo(0.9);
+	}
+
+	private void awaitTokens(String requestId, int tokens) {
+		Awaitility.await()
+			.pollInterval(2, TimeUnit.MILLISECONDS)
+			.atMost(Duration.ofSeconds(60))
+			.until(() -> this.simulator.engine().trace(requestId).size() >= tokens);
+	}
+
+}
