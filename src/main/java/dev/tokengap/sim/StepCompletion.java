@@ -104,7 +104,7 @@ final class StepCompletion {
 		sequence.generated += 1 + accepted;
 		boolean last = sequence.generated >= sequence.maxTokens;
 		TokenOutput output = new TokenOutput(index, text, last ? "length" : null, sequence.promptTokens,
-				sequence.generated);
+				sequence.generated, last ? RequestTimings.of(sequence) : null);
 		if (last) {
 			this.scheduler.remove(sequence, SimSequence.State.FINISHED);
 			this.metrics.finished(sequence);
