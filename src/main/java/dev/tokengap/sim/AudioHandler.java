@@ -86,7 +86,7 @@ final class AudioHandler {
 		int promptTokens = (int) Math.max(1, form.fileBytes() / BYTES_PER_PROMPT_TOKEN);
 		String promptText = form.fileName() + ':' + form.fileBytes();
 		return new CompletionRequest(false, promptText, promptTokens, maxTokens(form), stream, includeUsage,
-				continuousUsage, 1, null);
+				continuousUsage, 1, null, false, 1);
 	}
 
 	private int maxTokens(AudioForm form) {

@@ -20,7 +20,7 @@ record ChoiceOutput(int choice, TokenOutput token) {
 	ChoiceOutput withoutEnd() {
 		TokenOutput t = this.token;
 		return new ChoiceOutput(this.choice,
-				new TokenOutput(t.index(), t.text(), null, t.promptTokens(), t.completionTokens()));
+				new TokenOutput(t.index(), t.text(), null, t.promptTokens(), t.completionTokens(), null));
 	}
 
 }

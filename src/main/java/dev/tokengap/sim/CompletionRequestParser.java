@@ -42,8 +42,9 @@ final class CompletionRequestParser {
 		String toolName = chat ? ToolChoice.forcedName(root) : null;
 		checkModel(root.get("model"));
 		checkLength(promptTokens, maxTokens);
+		int prompts = chat ? 1 : PromptText.prompts(root.get("prompt"));
 		return new CompletionRequest(chat, promptText, promptTokens, maxTokens, stream, includeUsage, continuousUsage,
-				n, toolName);
+				n, toolName, perRequestMetrics(root), prompts);
 	}
 
 	/**
@@ -53,7 +54,8 @@ final class CompletionRequestParser {
 	CompletionRequest parseResponses(JsonNode root) {
 		String promptText = root.path("instructions").asString("") + PromptText.ofInput(root.get("input"));
 		int maxTokens = optionalPositiveInt(root, "max_output_tokens");
-		return single(root, promptText, (maxTokens > 0) ? maxTokens : this.properties.defaultMaxTokens());
+		return single(root, promptText, (maxTokens > 0) ? maxTokens : this.properties.defaultMaxTokens(),
+				perRequestMetrics(root));
 	}
 
 	/**
@@ -66,15 +68,26 @@ final class CompletionRequestParser {
 		if (maxTokens == 0) {
 			throw InvalidRequestException.badRequest("Field required: max_tokens");
 		}
-		return single(root, promptText, maxTokens);
+		// vLLM's per-request metrics are not on its messages endpoint.
+		return single(root, promptText, maxTokens, false);
 	}
 
-	private CompletionRequest single(JsonNode root, String promptText, int maxTokens) {
+	private CompletionRequest single(JsonNode root, String promptText, int maxTokens, boolean perRequestMetrics) {
 		int promptTokens = estimate(promptText);
 		boolean stream = optionalBoolean(root, "stream", false);
 		checkModel(root.get("model"));
 		checkLength(promptTokens, maxTokens);
-		return CompletionRequest.single(promptText, promptTokens, maxTokens, stream);
+		return CompletionRequest.single(promptText, promptTokens, maxTokens, stream, perRequestMetrics);
+	}
+
+	/**
+	 * The server flag, unless the body says {@code "include_metrics": false} (a gate some
+	 * vLLM builds have); any other value of the field, or none, leaves it to the flag.
+	 */
+	private boolean perRequestMetrics(JsonNode root) {
+		JsonNode include = root.get("include_metrics");
+		boolean excluded = include != null && include.isBoolean() && !include.booleanValue();
+		return this.properties.perRequestMetrics() && !excluded;
 	}
 
 	JsonNode readObject(String body) {

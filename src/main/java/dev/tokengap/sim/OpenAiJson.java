@@ -11,7 +11,8 @@ import tools.jackson.core.io.JsonStringEncoder;
  * JSON with vLLM's field order and, as current vLLM, without unset fields: no
  * {@code usage} key on a chunk unless usage is asked for, but
  * {@code "prompt_token_ids":null,"token_ids":null} on each completions choice and
- * {@code system_fingerprint} on a choice's last completions chunk.
+ * {@code system_fingerprint} on a choice's last completions chunk. The per-request
+ * {@code metrics}, when asked for, come last, as vLLM's response models declare them.
  */
 final class OpenAiJson {
 
@@ -95,9 +96,17 @@ final class OpenAiJson {
 		return json.append('}').toString();
 	}
 
-	/** The {@code "choices":[]} chunk that carries the final usage of all choices. */
-	String usageChunk(int completionTokens) {
-		return this.head + "\"choices\":[]," + usage(completionTokens, !this.request.chat()) + "}";
+	/**
+	 * The {@code "choices":[]} chunk that carries the final usage of all choices, and the
+	 * per-request metrics when asked for; vLLM writes it without nulls, so suppressed
+	 * metrics are left out.
+	 * @param completionTokens output tokens of all choices
+	 * @param timings the engine timestamps of the request's sequence, {@code null} if unknown
+	 */
+	String usageChunk(int completionTokens, RequestTimings timings) {
+		String metrics = (this.request.perRequestMetrics() && this.request.metricsAttributable() && timings != null)
+				? ",\"metrics\":" + PerRequestMetrics.json(timings, true) : "";
+		return this.head + "\"choices\":[]," + usage(completionTokens, !this.request.chat()) + metrics + "}";
 	}
 
 	String fullResponse(List<ChoiceOutput> outputs) {
@@ -114,7 +123,24 @@ final class OpenAiJson {
 		}
 		return this.fullHead + "\"choices\":[" + String.join(",", choices)
 				+ "],\"service_tier\":null,\"system_fingerprint\":null," + usage(completionTokens, true)
-				+ (this.request.chat() ? ",\"prompt_logprobs\":null" : "") + ",\"kv_transfer_params\":null}";
+				+ (this.request.chat() ? ",\"prompt_logprobs\":null" : "") + ",\"kv_transfer_params\":null"
+				+ fullMetrics(outputs) + "}";
+	}
+
+	/**
+	 * {@code ,"metrics":…} of a whole body, last as in vLLM's response models:
+	 * {@code null} when suppressed, nothing when not asked for.
+	 */
+	private String fullMetrics(List<ChoiceOutput> outputs) {
+		if (!this.request.perRequestMetrics()) {
+			return "";
+		}
+		RequestTimings timings = null;
+		for (ChoiceOutput output : outputs) {
+			timings = (output.token().timings() != null) ? output.token().timings() : timings;
+		}
+		return ",\"metrics\":" + ((this.request.metricsAttributable() && timings != null)
+				? PerRequestMetrics.json(timings, false) : "null");
 	}
 
 	private String fullChatChoice(int index, List<TokenOutput> tokens) {

@@ -6,8 +6,9 @@ import java.util.List;
 /**
  * The chat and completions stream shape: {@code data:} events only; for chat a role
  * prelude per choice with the first token, deltas of {@code reasoning}, {@code content}
- * or {@code tool_calls}; one chunk per choice per engine output; the usage chunk and
- * {@code [DONE]} at the end, also after an in-band error.
+ * or {@code tool_calls}; one chunk per choice per engine output; the usage chunk (with the
+ * per-request metrics when asked for) and {@code [DONE]} at the end, also after an in-band
+ * error.
  */
 final class OpenAiStream implements StreamShape {
 
@@ -21,6 +22,9 @@ final class OpenAiStream implements StreamShape {
 
 	private boolean preludeSent;
 
+	/** The engine timestamps that came with the last output, for the per-request metrics. */
+	private RequestTimings timings;
+
 	OpenAiStream(OpenAiJson json) {
 		this.json = json;
 		this.toolCallIds = new String[json.choices()];
@@ -32,6 +36,9 @@ final class OpenAiStream implements StreamShape {
 		List<String> events = new ArrayList<>(this.json.choices() + 2);
 		addPreludes(events);
 		this.completionTokens[output.choice()] = output.token().completionTokens();
+		if (output.token().timings() != null) {
+			this.timings = output.token().timings();
+		}
 		if (!this.json.chat()) {
 			events.add(event(this.json.textChunk(output)));
 			return events;
@@ -84,7 +91,7 @@ final class OpenAiStream implements StreamShape {
 		for (int tokens : this.completionTokens) {
 			total += tokens;
 		}
-		return List.of(event(this.json.usageChunk(total)), DONE);
+		return List.of(event(this.json.usageChunk(total, this.timings)), DONE);
 	}
 
 	@Override

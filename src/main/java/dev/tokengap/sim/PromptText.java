@@ -100,6 +100,11 @@ final class PromptText {
 		return text.toString();
 	}
 
+	/** Prompts in a completions {@code prompt}: each string of a list is one. */
+	static int prompts(JsonNode prompt) {
+		return (prompt.isArray() && prompt.get(0).isString()) ? prompt.size() : 1;
+	}
+
 	/** Token ids count as themselves; text is estimated. */
 	static int promptTokens(JsonNode prompt, int estimated) {
 		if (prompt.isArray() && prompt.get(0).isIntegralNumber()) {

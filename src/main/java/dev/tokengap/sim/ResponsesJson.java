@@ -38,8 +38,10 @@ final class ResponsesJson {
 	 * @param items the JSON of its output items
 	 * @param outputTokens output tokens so far, or -1 for {@code "usage":null}
 	 * @param error the failure's message, or {@code null}
+	 * @param timings the engine timestamps of the finished sequence for the per-request
+	 * metrics, or {@code null} ({@code "metrics":null} when they are asked for)
 	 */
-	String response(String status, List<String> items, int outputTokens, String error) {
+	String response(String status, List<String> items, int outputTokens, String error, RequestTimings timings) {
 		return "{\"id\":" + OpenAiJson.quote(this.id) + ",\"created_at\":" + this.createdAt + ",\"error\":"
 				+ ((error != null) ? "{\"code\":\"server_error\",\"message\":" + OpenAiJson.quote(error) + "}" : "null")
 				+ ",\"incomplete_details\":null,\"instructions\":null,\"metadata\":null,\"model\":"
@@ -49,7 +51,14 @@ final class ResponsesJson {
 				+ ",\"max_tool_calls\":null,\"previous_response_id\":null,\"prompt\":null,\"reasoning\":null,"
 				+ "\"service_tier\":\"auto\",\"status\":" + OpenAiJson.quote(status)
 				+ ",\"text\":null,\"top_logprobs\":null,\"truncation\":\"disabled\",\"usage\":"
-				+ ((outputTokens >= 0) ? usage(outputTokens) : "null") + ",\"user\":null}";
+				+ ((outputTokens >= 0) ? usage(outputTokens) : "null") + ",\"user\":null" + metrics(timings) + "}";
+	}
+
+	private String metrics(RequestTimings timings) {
+		if (!this.request.perRequestMetrics()) {
+			return "";
+		}
+		return ",\"metrics\":" + ((timings != null) ? PerRequestMetrics.json(timings, false) : "null");
 	}
 
 	private String usage(int outputTokens) {
@@ -92,7 +101,8 @@ final class ResponsesJson {
 		if (!text.isEmpty()) {
 			items.add(messageItem("msg_" + CompletionHandler.randomId(), "completed", text.toString()));
 		}
-		return response("completed", items, tokens.get(tokens.size() - 1).completionTokens(), null);
+		TokenOutput last = tokens.get(tokens.size() - 1);
+		return response("completed", items, last.completionTokens(), null, last.timings());
 	}
 
 }

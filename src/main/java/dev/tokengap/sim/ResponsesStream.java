@@ -15,7 +15,7 @@ import java.util.List;
  *     reasoning_part.done, output_item.done                   (reasoning tokens, if any)
  * output_item.added, content_part.added, output_text.delta*, output_text.done,
  *     content_part.done, output_item.done
- * response.completed | response.failed
+ * response.completed | response.failed                        (the per-request metrics in completed)
  * </pre>
  */
 final class ResponsesStream implements StreamShape {
@@ -34,13 +34,15 @@ final class ResponsesStream implements StreamShape {
 
 	private int outputTokens;
 
+	private RequestTimings timings;
+
 	ResponsesStream(ResponsesJson json) {
 		this.json = json;
 	}
 
 	@Override
 	public List<String> start() {
-		String response = this.json.response("in_progress", List.of(), -1, null);
+		String response = this.json.response("in_progress", List.of(), -1, null, null);
 		return List.of(event("response.created", "\"response\":" + response, ""),
 				event("response.in_progress", "\"response\":" + response, ""));
 	}
@@ -55,6 +57,7 @@ final class ResponsesStream implements StreamShape {
 		}
 		this.text.append(output.token().text());
 		this.outputTokens = output.token().completionTokens();
+		this.timings = output.token().timings();
 		String delta = contentIndex() + "\"delta\":" + OpenAiJson.quote(output.token().text()) + ","
 				+ itemFields(!reasoning);
 		events.add(event(reasoning ? "response.reasoning_text.delta" : "response.output_text.delta", delta, ""));
@@ -95,14 +98,14 @@ final class ResponsesStream implements StreamShape {
 	public List<String> end() {
 		List<String> events = new ArrayList<>(4);
 		close(events);
-		String response = this.json.response("completed", this.items, this.outputTokens, null);
+		String response = this.json.response("completed", this.items, this.outputTokens, null, this.timings);
 		events.add(event("response.completed", "\"response\":" + response, ""));
 		return events;
 	}
 
 	@Override
 	public List<String> error(String message) {
-		String response = this.json.response("failed", this.items, this.outputTokens, message);
+		String response = this.json.response("failed", this.items, this.outputTokens, message, null);
 		return List.of(event("response.failed", "\"response\":" + response, ""));
 	}
 

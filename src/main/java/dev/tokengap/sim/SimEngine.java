@@ -70,8 +70,8 @@ public final class SimEngine {
 		this.scheduler = new StepScheduler(properties, this.metrics);
 		this.trace = new TokenTrace(properties.traceCapacity());
 		this.vocabulary = new TokenVocabulary(properties.seed());
-		this.completion = new StepCompletion(this.scheduler, this.metrics, this.trace,
-				new Random(properties.seed()), properties.specAcceptanceRate());
+		this.completion = new StepCompletion(properties, this.scheduler, this.metrics, this.trace,
+				new Random(properties.seed()));
 		this.thread = new Thread(this::run, "tokengap-sim-engine");
 		this.thread.setDaemon(true);
 		this.thread.start();

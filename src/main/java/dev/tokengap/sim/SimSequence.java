@@ -114,11 +114,22 @@ final class SimSequence {
 	}
 
 	/**
-	 * Decoding means only the last sampled token is left to compute; anything else is
-	 * (re)prefill.
+	 * Decoding: past its first token and not preempted since its last one, so all that is
+	 * left to compute is its own sampled output (the last token, and with speculative
+	 * decoding the drafts accepted with it). Anything else is prefill: a new prompt's, or a
+	 * recompute.
 	 */
 	boolean decoding() {
-		return this.generated > 0 && pendingTokens() == 1;
+		return this.generated > 0 && !this.preemptedSinceLastToken;
+	}
+
+	/**
+	 * Preempted by recompute and not yet given its next token: all it computes until then
+	 * is recompute work, redone because its KV blocks were taken (also when it was
+	 * preempted during its first prefill).
+	 */
+	boolean recomputing() {
+		return this.preemptedSinceLastToken;
 	}
 
 	boolean active() {

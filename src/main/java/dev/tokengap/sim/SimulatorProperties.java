@@ -61,6 +61,15 @@ import org.springframework.validation.annotation.Validated;
  * event carrying several tokens, as vLLM's) and the {@code vllm:spec_decode_*} counters exist
  * @param specAcceptanceRate chance that each draft token is accepted, given the ones before it
  * were (a draft is accepted up to its first rejection)
+ * @param perRequestMetrics whether responses carry vLLM's per-request {@code metrics} object, as
+ * vLLM's {@code --enable-per-request-metrics} (PR #46768): TTFT, generation (decode) time, queue
+ * time, mean ITL and tokens per second of the request, from the engine's own timestamps (an
+ * {@code X-Sim-Stall} held in the HTTP layer is not in them); on the final usage chunk of a
+ * chat or completions stream, in {@code response.completed} of a responses stream, at the top
+ * of a whole body; suppressed for {@code n > 1} or several prompts ({@code "metrics":null}, a
+ * stream's usage chunk drops it as vLLM's does its nulls), left out for a request with
+ * {@code "include_metrics": false}. Off (the default), no response has the key, as a vLLM
+ * without the feature
  */
 @ConfigurationProperties("tokengap.sim")
 @Validated
@@ -79,7 +88,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 		@DefaultValue("0") @PositiveOrZero int maxNumQueuedReqs, @DefaultValue("true") boolean prefixCaching,
 		@DefaultValue List<String> aliases, @DefaultValue List<String> loraAdapters,
 		@DefaultValue("0") @PositiveOrZero @Max(16) int numSpeculativeTokens,
-		@DefaultValue("0.7") @DecimalMin("0") @DecimalMax("1") double specAcceptanceRate) {
+		@DefaultValue("0.7") @DecimalMin("0") @DecimalMax("1") double specAcceptanceRate,
+		@DefaultValue("false") boolean perRequestMetrics) {
 
 	public SimulatorProperties {
 		aliases = (aliases != null) ? List.copyOf(aliases) : List.of();
@@ -213,6 +223,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 
 		private double specAcceptanceRate;
 
+		private boolean perRequestMetrics;
+
 		private Builder(SimulatorProperties p) {
 			this.port = p.port;
 			this.model = p.model;
@@ -237,6 +249,7 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			this.loraAdapters = p.loraAdapters;
 			this.numSpeculativeTokens = p.numSpeculativeTokens;
 			this.specAcceptanceRate = p.specAcceptanceRate;
+			this.perRequestMetrics = p.perRequestMetrics;
 		}
 
 		public Builder port(int port) {
@@ -354,13 +367,18 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			return this;
 		}
 
+		public Builder perRequestMetrics(boolean perRequestMetrics) {
+			this.perRequestMetrics = perRequestMetrics;
+			return this;
+		}
+
 		public SimulatorProperties build() {
 			return new SimulatorProperties(this.port, this.model, this.seed, this.maxNumSeqs, this.maxNumBatchedTokens,
 					this.chunkedPrefill, this.blockSize, this.numKvBlocks, this.stepFixedCost, this.stepCostPerSeq,
 					this.stepCostPerPrefillToken, this.defaultMaxTokens, this.maxModelLen, this.metricsDelay,
 					this.charsPerToken, this.traceCapacity, this.reasoningShare,
 					this.maxNumQueuedReqs, this.prefixCaching, this.aliases, this.loraAdapters, this.numSpeculativeTokens,
-					this.specAcceptanceRate);
+					this.specAcceptanceRate, this.perRequestMetrics);
 		}
 
 	}

@@ -18,6 +18,8 @@ final class StepCompletion {
 
 	}
 
+	private final SimulatorProperties properties;
+
 	private final StepScheduler scheduler;
 
 	private final VllmMetrics metrics;
@@ -28,13 +30,14 @@ final class StepCompletion {
 
 	private final double acceptanceRate;
 
-	StepCompletion(StepScheduler scheduler, VllmMetrics metrics, TokenTrace trace, Random drafts,
-			double acceptanceRate) {
+	StepCompletion(SimulatorProperties properties, StepScheduler scheduler, VllmMetrics metrics, TokenTrace trace,
+			Random drafts) {
+		this.properties = properties;
 		this.scheduler = scheduler;
 		this.metrics = metrics;
 		this.trace = trace;
 		this.drafts = drafts;
-		this.acceptanceRate = acceptanceRate;
+		this.acceptanceRate = properties.specAcceptanceRate();
 	}
 
 	void complete(StepPlan plan, Timing timing) {
@@ -101,7 +104,7 @@ final class StepCompletion {
 		sequence.generated += 1 + accepted;
 		boolean last = sequence.generated >= sequence.maxTokens;
 		TokenOutput output = new TokenOutput(index, text, last ? "length" : null, sequence.promptTokens,
-				sequence.generated);
+				sequence.generated, last ? RequestTimings.of(sequence) : null);
 		if (last) {
 			this.scheduler.remove(sequence, SimSequence.State.FINISHED);
 			this.metrics.finished(sequence);
@@ -122,11 +125,15 @@ final class StepCompletion {
 		int index = sequence.generated;
 		long end = timing.endNanos();
 		long since = end - ((index == 0) ? sequence.arrivalNanos : sequence.lastTokenNanos);
-		int otherPrefill = plan.prefillTokens() - (scheduled.prefill() ? scheduled.tokens() : 0);
+		int otherNewPrefill = plan.newPrefillTokens() - scheduled.newPrefillTokens();
+		int otherRecompute = plan.recomputeTokens() - scheduled.recomputeTokens();
+		long stall = plan.injectedStallNanos();
 		this.trace.add(new TraceEntry(sequence.traceId, index, plan.stepId, timing.startNanos(), end,
-				timing.endEpochMillis(), end - timing.startNanos(), plan.batchSize(), otherPrefill,
+				timing.endEpochMillis(), end - timing.startNanos(), plan.batchSize(), otherNewPrefill + otherRecompute,
 				sequence.preemptedSinceLastToken, sequence.stalledSinceLastToken, since, plan.waiting(),
-				plan.kvCacheUsage(), Math.max(0, sequence.cachedPromptTokens)));
+				plan.kvCacheUsage(), Math.max(0, sequence.cachedPromptTokens), otherNewPrefill, otherRecompute,
+				scheduled.recomputeTokens(), stall, stall > 0, plan.fixedCostNanos(this.properties),
+				plan.newPrefillCostNanos(this.properties), plan.recomputeCostNanos(this.properties), plan.running()));
 		if (index == 0) {
 			sequence.firstTokenNanos = end;
 		}

@@ -58,7 +58,7 @@ final class StepScheduler {
 			admitWaiting(plan, budget);
 		}
 		applyEngineStalls(plan);
-		plan.engineState(this.waiting.size(), this.pool.usage());
+		plan.engineState(this.running.size(), this.waiting.size(), this.pool.usage());
 		return plan;
 	}
 

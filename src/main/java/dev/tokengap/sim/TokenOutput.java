@@ -9,8 +9,10 @@ package dev.tokengap.sim;
  * @param finishReason {@code "length"} on the last token, else {@code null}
  * @param promptTokens the request's prompt tokens
  * @param completionTokens output tokens so far, this one included
+ * @param timings the sequence's engine timestamps on its last output, else {@code null}
  */
-record TokenOutput(int index, String text, String finishReason, int promptTokens, int completionTokens) {
+record TokenOutput(int index, String text, String finishReason, int promptTokens, int completionTokens,
+		RequestTimings timings) {
 
 	boolean last() {
 		return this.finishReason != null;

@@ -39,7 +39,9 @@ class SimControlHandlerTests {
 		assertThat(first.propertyNames()).containsExactly("requestId", "tokenIndex", "stepId", "stepStartNanos",
 				"stepEndNanos", "stepEndEpochMillis", "stepDurationNanos", "batchSize", "prefillTokensFromOthers",
 				"preempted", "injectedStall", "sincePreviousTokenNanos", "waitingForCapacity", "kvCacheUsage",
-				"cachedPromptTokens");
+				"cachedPromptTokens", "newPrefillTokensFromOthers", "recomputeTokensFromOthers", "ownRecomputeTokens",
+				"stepStallNanos", "engineWideStall", "fixedCostNanos", "newPrefillCostNanos", "recomputeCostNanos",
+				"running");
 		assertThat(first.path("requestId").stringValue()).isEqualTo("one");
 		assertThat(first.path("tokenIndex").intValue()).isZero();
 		assertThat(first.path("stepEndNanos").longValue() - first.path("stepStartNanos").longValue())

@@ -39,6 +39,7 @@ class SimulatorPropertiesTests {
 		assertThat(defaults.reasoningShare()).isZero();
 		assertThat(defaults.maxNumQueuedReqs()).as("admits everything, as vLLM by default").isZero();
 		assertThat(defaults.prefixCaching()).as("as vLLM v1").isTrue();
+		assertThat(defaults.perRequestMetrics()).as("as vLLM without --enable-per-request-metrics").isFalse();
 	}
 
 	@Test
@@ -60,7 +61,7 @@ class SimulatorPropertiesTests {
 		Map<String, String> source = Map.of("tokengap.sim.step-fixed-cost", "5ms", "tokengap.sim.step-cost-per-seq",
 				"300us", "tokengap.sim.chunked-prefill", "false", "tokengap.sim.num-kv-blocks", "1024",
 				"tokengap.sim.metrics-delay", "2s", "tokengap.sim.max-num-queued-reqs", "16",
-				"tokengap.sim.prefix-caching", "false");
+				"tokengap.sim.prefix-caching", "false", "tokengap.sim.per-request-metrics", "true");
 		SimulatorProperties bound = new Binder(new MapConfigurationPropertySource(source)).bindOrCreate("tokengap.sim",
 				Bindable.of(SimulatorProperties.class));
 		assertThat(bound.stepFixedCost()).isEqualTo(Duration.ofMillis(5));
@@ -71,6 +72,7 @@ class SimulatorPropertiesTests {
 		assertThat(bound.maxNumSeqs()).isEqualTo(64);
 		assertThat(bound.maxNumQueuedReqs()).isEqualTo(16);
 		assertThat(bound.prefixCaching()).isFalse();
+		assertThat(bound.perRequestMetrics()).isTrue();
 	}
 
 	@Test

@@ -124,6 +124,22 @@ class StepSchedulerTests {
 	}
 
 	@Test
+	void theDraftsAcceptedWithATokenAreDecodedNextStepNotPrefilled() {
+		StepScheduler scheduler = new StepScheduler(SMALL);
+		SimSequence drafting = sequence(8);
+		scheduler.enqueue(drafting);
+		complete(scheduler, scheduler.schedule(++this.stepId));
+		StepPlan decode = scheduler.schedule(++this.stepId);
+		complete(scheduler, decode);
+		// As StepCompletion with speculative decoding: the token and two accepted drafts.
+		drafting.generated += 2;
+		StepPlan next = scheduler.schedule(++this.stepId);
+		assertThat(tokensOf(next, drafting)).as("the three outputs not yet fed back").isEqualTo(3);
+		assertThat(next.scheduled()).noneMatch(StepPlan.Scheduled::prefill);
+		assertThat(next.prefillTokens()).isZero();
+	}
+
+	@Test
 	void abortFreesTheBlocksAtOnce() {
 		StepScheduler scheduler = new StepScheduler(SMALL);
 		SimSequence sequence = sequence(40);
@@ -236,6 +252,7 @@ class StepSchedulerTests {
 			scheduler.prefixCache().computed(scheduled.sequence());
 			if (produces) {
 				scheduled.sequence().generated++;
+				scheduled.sequence().preemptedSinceLastToken = false;
 			}
 		}
 	}
