@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"tokengap.attribution.spike-floor=200ms", "tokengap.proxy.client-send-buffer=8KB",
 				"tokengap.sim.chunked-prefill=false", "tokengap.sim.step-fixed-cost=20ms",
 				"tokengap.sim.step-cost-per-prefill-token=50us", "tokengap.sim.block-size=16",
-				"tokengap.sim.num-kv-blocks=380", "tokengap.sim.max-model-len=8192",
+				"tokengap.sim.num-kv-blocks=380", "tokengap.sim.max-model-len=5000",
 				"tokengap.sim.per-request-metrics=true" })
 class MixedKvPressureScenarioTests extends ScenarioSupport {
 
