@@ -28,11 +28,13 @@ import java.util.List;
  * a stream that had been silent since well before the gap (a preempted sequence) resumed in the
  * step that ended it, with at least {@code prefill-tokens} to recompute; a rise of the preemption
  * counter alone is kept as matched ("preemptions elsewhere in the window") but not chosen. Then
- * prefill interference (recompute and new prompts weighed by their tokens), batch growth, queue
- * pressure, else nothing engine-side (a hiccup of the engine: {@code engine_other}).</li>
- * <li><b>Alone</b>: no other stream was decoding through tokengap to compare with: the engine's
- * evidence is read in the contract's order: preemption, prefill interference, batch growth, queue
- * pressure, then nothing engine-side.</li>
+ * prefill interference (recompute and new prompts weighed by their tokens), batch growth, else
+ * nothing engine-side (a hiccup of the engine: {@code engine_other}). Requests waiting for
+ * capacity beside a full KV cache slow nobody's step: a stall every stream shared is not put down
+ * to them (kept as matched).</li>
+ * <li><b>Alone</b>: no other stream was decoding through tokengap to compare with, so a hiccup
+ * cannot be told from the engine's state: the engine's evidence is read in the contract's order:
+ * preemption, prefill interference, batch growth, queue pressure, then nothing engine-side.</li>
  * </ul>
  *
  * <p>
@@ -114,7 +116,9 @@ final class CauseRules {
 				cause = SpikeCause.PREEMPTION;
 			}
 			else {
-				cause = firstOf(prefilled, grew, queued);
+				// A queue waiting for capacity slows nobody's step: beside other streams that shared
+				// the stall it is a state, kept as matched, not the reason.
+				cause = firstOf(prefilled, grew, false);
 			}
 		}
 		else {

@@ -25,6 +25,9 @@ import dev.tokengap.backend.EngineSample;
  * @param otherPromptTokens their estimated prompt tokens
  * @param peersDecoding other streams through tokengap that were decoding when the gap began
  * @param peersFed those of them that kept receiving content throughout the gap
+ * @param peersQuietShare the longest stretch of the gap in which no other stream (decoding, joining
+ * or ending) received content, as a share of the gap: under one half, the engine kept stepping for
+ * others while this stream waited; 1 when there were none
  * @param peersResumed streams silent since well before the gap (preempted, waiting for their
  * recompute) that resumed in the step that ended it
  * @param recomputeTokens what those cost the engine to recompute: their prompts and outputs so far
@@ -32,7 +35,7 @@ import dev.tokengap.backend.EngineSample;
 public record Evidence(boolean engineCovered, int engineSamples, Double preemptions, Double promptTokens,
 		Double promptTokensComputed, Double runningBefore, Double runningMax, Double waitingMax,
 		Double waitingForCapacityMax, Double kvUsageMax, long otherFirstTokens, long otherPromptTokens,
-		int peersDecoding, int peersFed, long peersResumed, long recomputeTokens) {
+		int peersDecoding, int peersFed, double peersQuietShare, long peersResumed, long recomputeTokens) {
 
 	/**
 	 * Gathers the evidence of one spike, without other streams' view.
@@ -71,7 +74,7 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 		}
 		if (before < 0 || after < 0) {
 			return new Evidence(false, 0, null, null, null, null, null, null, null, null, firstTokens[0],
-					firstTokens[1], peers.decoding(), peers.fed(), resumed[0], resumed[1]);
+					firstTokens[1], peers.decoding(), peers.fed(), quietShare(spike, peers), resumed[0], resumed[1]);
 		}
 		double runningMax = 0;
 		double waitingMax = 0;
@@ -90,17 +93,28 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 				delta(first.promptTokens(), last.promptTokens()),
 				delta(first.promptTokensComputed(), last.promptTokensComputed()), first.running(), runningMax,
 				waitingMax, Double.isNaN(capacityMax) ? null : capacityMax, kvMax, firstTokens[0], firstTokens[1],
-				peers.decoding(), peers.fed(), resumed[0], resumed[1]);
+				peers.decoding(), peers.fed(), quietShare(spike, peers), resumed[0], resumed[1]);
 	}
 
-	/** @return whether other streams kept receiving content while this one waited */
+	/**
+	 * @return whether other streams kept receiving content while this one waited: no stretch of the
+	 * gap as long as half of it went without another stream's event
+	 */
 	boolean singledOut() {
-		return this.peersFed > 0;
+		return this.peersQuietShare < 0.5;
 	}
 
-	/** @return whether other streams were decoding when the gap began and none received content */
+	/**
+	 * @return whether other streams were decoding when the gap began and, for at least half of it
+	 * at a stretch, none received content
+	 */
 	boolean engineWide() {
-		return this.peersDecoding > 0 && this.peersFed == 0;
+		return this.peersDecoding > 0 && !singledOut();
+	}
+
+	private static double quietShare(Spike spike, PeerView peers) {
+		long gap = Math.max(1, spike.upstreamGapNanos());
+		return Math.min(1.0, (double) Math.min(peers.quietNanos(), gap) / gap);
 	}
 
 	private static Double delta(double from, double to) {

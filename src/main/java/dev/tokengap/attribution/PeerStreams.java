@@ -19,14 +19,30 @@ final class PeerStreams {
 
 	}
 
+	/** Bins the window is cut into to find its longest stretch without another stream's event. */
+	static final int BINS = 64;
+
+	/** Streams that ended recently: those that ended inside a long gap still say what the engine did. */
+	static final int RECENTLY_ENDED = 512;
+
 	private final Map<StreamTimer, Peer> live = new ConcurrentHashMap<>();
+
+	private final Peer[] ended = new Peer[RECENTLY_ENDED];
+
+	private int endedNext;
 
 	void started(StreamTimer timer, String requestId, long promptTokens) {
 		this.live.put(timer, new Peer(timer, requestId, promptTokens));
 	}
 
 	void ended(StreamTimer timer) {
-		this.live.remove(timer);
+		Peer peer = this.live.remove(timer);
+		if (peer != null) {
+			synchronized (this.ended) {
+				this.ended[this.endedNext] = peer;
+				this.endedNext = (this.endedNext + 1) % RECENTLY_ENDED;
+			}
+		}
 	}
 
 	int size() {
@@ -34,40 +50,126 @@ final class PeerStreams {
 	}
 
 	/**
-	 * What the other live streams received during one stream's gap, taken as the gap closes.
+	 * What the other streams received during one stream's gap, taken as the gap closes: the live
+	 * ones, and those that ended inside it.
 	 * @param self the stream whose gap it is
 	 * @param fromNanos upstream arrival of the gap's first event
 	 * @param toNanos upstream arrival of the event that ended it
 	 * @return the view
 	 */
 	PeerView during(StreamTimer self, long fromNanos, long toNanos) {
-		long window = toNanos - fromNanos;
-		long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
-		int decoding = 0;
-		int fed = 0;
-		List<PeerView.Waiting> waiting = new ArrayList<>(0);
+		Tally tally = new Tally(self, fromNanos, toNanos);
 		for (Peer peer : this.live.values()) {
-			StreamTimer timer = peer.timer();
-			long first = timer.firstArrivalNanos();
-			if (timer == self || first < 0 || first >= fromNanos) {
-				// Not decoding when the gap began (queued, or its prefill finished inside it).
-				continue;
-			}
-			decoding++;
-			int n = timer.recentArrivals(arrivals);
-			if (receivedThroughout(arrivals, n, timer.recentArrivalsWrapped(), fromNanos, toNanos, window)) {
-				fed++;
-				continue;
-			}
-			int start = latestAtOrBefore(arrivals, n, fromNanos);
-			if (start >= 0 && arrivals[start] < fromNanos - window / 2) {
-				// Silent since well before this gap began: preempted, perhaps, and waiting to be
-				// recomputed. If it has already resumed, when.
-				long resumed = (start > 0) ? arrivals[start - 1] : -1;
-				waiting.add(new PeerView.Waiting(peer, arrivals[start], resumed, timer.contentEvents() - start));
+			tally.add(peer, true);
+		}
+		synchronized (this.ended) {
+			for (Peer peer : this.ended) {
+				if (peer != null && peer.timer().lastArrivalNanos() > fromNanos) {
+					tally.add(peer, false);
+				}
 			}
 		}
-		return new PeerView(decoding, fed, waiting, self);
+		return new PeerView(tally.decoding, tally.fed, tally.waiting, self,
+				longestQuiet(tally.covered) * (toNanos - fromNanos) / BINS);
+	}
+
+	/** The longest run of bins without an event, in bins. */
+	private static long longestQuiet(long covered) {
+		long longest = 0;
+		long run = 0;
+		for (int bin = 0; bin < BINS; bin++) {
+			run = ((covered & (1L << bin)) != 0) ? 0 : run + 1;
+			longest = Math.max(longest, run);
+		}
+		return longest;
+	}
+
+	/** The other streams' events during one gap, stream by stream. */
+	private static final class Tally {
+
+		private final StreamTimer self;
+
+		private final long from;
+
+		private final long to;
+
+		private final long window;
+
+		private final long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
+
+		private final List<PeerView.Waiting> waiting = new ArrayList<>(0);
+
+		/** Bit i: some other stream received content in the window's i-th 64th. */
+		private long covered;
+
+		private int decoding;
+
+		private int fed;
+
+		Tally(StreamTimer self, long from, long to) {
+			this.self = self;
+			this.from = from;
+			this.to = to;
+			this.window = Math.max(1, to - from);
+		}
+
+		void add(Peer peer, boolean live) {
+			StreamTimer timer = peer.timer();
+			long first = timer.firstArrivalNanos();
+			if (timer == this.self || first < 0) {
+				return;
+			}
+			int n = timer.recentArrivals(this.arrivals);
+			boolean wrapped = timer.recentArrivalsWrapped();
+			cover(n, wrapped);
+			if (first >= this.from) {
+				// Not decoding when the gap began (its prefill finished inside it): its events
+				// still show the engine stepping.
+				return;
+			}
+			this.decoding++;
+			if (receivedThroughout(this.arrivals, n, wrapped, this.from, live ? this.to : lastArrival(n),
+					this.window)) {
+				this.fed++;
+				return;
+			}
+			int start = latestAtOrBefore(this.arrivals, n, this.from);
+			if (live && start >= 0 && this.arrivals[start] < this.from - this.window / 2) {
+				// Silent since well before this gap began: preempted, perhaps, and waiting to be
+				// recomputed. If it has already resumed, when.
+				long resumed = (start > 0) ? this.arrivals[start - 1] : -1;
+				this.waiting.add(new PeerView.Waiting(peer, this.arrivals[start], resumed, timer.contentEvents() - start));
+			}
+		}
+
+		private long lastArrival(int n) {
+			return (n > 0) ? this.arrivals[0] : this.to;
+		}
+
+		/** Marks the bins the stream's events fall in; a ring that wrapped inside the window covers its front. */
+		private void cover(int n, boolean wrapped) {
+			long oldestInside = -1;
+			for (int i = 0; i < n; i++) {
+				long arrival = this.arrivals[i];
+				if (arrival <= this.from) {
+					oldestInside = -1;
+					break;
+				}
+				if (arrival < this.to) {
+					this.covered |= 1L << bin(arrival);
+				}
+				oldestInside = arrival;
+			}
+			if (wrapped && n == this.arrivals.length && oldestInside >= 0) {
+				int last = bin(Math.min(oldestInside, this.to - 1));
+				this.covered |= (last == BINS - 1) ? -1L : (1L << (last + 1)) - 1;
+			}
+		}
+
+		private int bin(long arrival) {
+			return (int) Math.min(BINS - 1, (arrival - this.from) * BINS / this.window);
+		}
+
 	}
 
 	/**

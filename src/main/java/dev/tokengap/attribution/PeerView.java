@@ -16,11 +16,13 @@ import dev.tokengap.timing.StreamTimer;
  * half of it)
  * @param waiting those silent since well before the gap began
  * @param self the stream whose gap it is, or null
+ * @param quietNanos the longest stretch of the gap in which no other stream received content (to
+ * a 64th of the gap; the whole gap when there were none)
  */
-record PeerView(int decoding, int fed, List<Waiting> waiting, StreamTimer self) {
+record PeerView(int decoding, int fed, List<Waiting> waiting, StreamTimer self, long quietNanos) {
 
 	/** No other stream was looked at. */
-	static final PeerView NONE = new PeerView(0, 0, List.of(), null);
+	static final PeerView NONE = new PeerView(0, 0, List.of(), null, Long.MAX_VALUE);
 
 	/**
 	 * A stream that had been silent since well before the gap began.
@@ -53,15 +55,6 @@ record PeerView(int decoding, int fed, List<Waiting> waiting, StreamTimer self) 
 
 	}
 
-	/** @return whether other streams kept receiving content while this one waited */
-	boolean singledOut() {
-		return this.fed > 0;
-	}
-
-	/** @return whether other streams were decoding and none kept receiving content */
-	boolean engineWide() {
-		return this.decoding > 0 && this.fed == 0;
-	}
 
 	/**
 	 * The waiting streams that resumed at the gap's end, in the step that ended it.

@@ -9,8 +9,8 @@ import io.netty.handler.codec.http.HttpHeaders;
  * <ul>
  * <li>{@code X-Sim-Stall: K:ms}: the HTTP layer holds token K's event for ms while the
  * engine runs on (later tokens queue behind it);</li>
- * <li>{@code X-Sim-Engine-Stall: K:ms}: the engine step producing token K lasts ms
- * longer, for every stream in it;</li>
+ * <li>{@code X-Sim-Engine-Stall: K:ms[,K:ms...]}: the engine step producing token K lasts ms
+ * longer, for every stream in it (several stalls in increasing token order);</li>
  * <li>{@code X-Sim-Reset-After: K}: after token K's event the TCP connection is
  * reset;</li>
  * <li>{@code X-Sim-Error-After: K}: after token K's event the stream ends with the
@@ -26,7 +26,7 @@ import io.netty.handler.codec.http.HttpHeaders;
  * </ul>
  * Token indexes are 0-based; -1 means "not asked for".
  */
-record FaultHeaders(int httpStallToken, Duration httpStall, int engineStallToken, Duration engineStall,
+record FaultHeaders(int httpStallToken, Duration httpStall, int[] engineStallTokens, long[] engineStallNanos,
 		int resetAfterToken, int errorAfterToken, boolean errorBeforeFirst, int reasoningTokens) {
 
 	static final String HTTP_STALL = "X-Sim-Stall";
@@ -41,7 +41,7 @@ record FaultHeaders(int httpStallToken, Duration httpStall, int engineStallToken
 
 	static final String REASONING_TOKENS = "X-Sim-Reasoning-Tokens";
 
-	static final FaultHeaders NONE = new FaultHeaders(-1, Duration.ZERO, -1, Duration.ZERO, -1, -1, false, -1);
+	static final FaultHeaders NONE = new FaultHeaders(-1, Duration.ZERO, new int[0], new long[0], -1, -1, false, -1);
 
 	static FaultHeaders from(HttpHeaders headers) {
 		String http = headers.get(HTTP_STALL);
@@ -55,9 +55,19 @@ record FaultHeaders(int httpStallToken, Duration httpStall, int engineStallToken
 			return NONE;
 		}
 		int[] httpStall = tokenAndMillis(HTTP_STALL, http);
-		int[] engineStall = tokenAndMillis(ENGINE_STALL, engine);
-		return new FaultHeaders(httpStall[0], Duration.ofMillis(httpStall[1]), engineStall[0],
-				Duration.ofMillis(engineStall[1]), optionalNumber(RESET_AFTER, reset),
+		String[] engineStalls = (engine != null) ? engine.split(",") : new String[0];
+		int[] stallTokens = new int[engineStalls.length];
+		long[] stallNanos = new long[engineStalls.length];
+		for (int i = 0; i < engineStalls.length; i++) {
+			int[] stall = tokenAndMillis(ENGINE_STALL, engineStalls[i]);
+			if (i > 0 && stall[0] <= stallTokens[i - 1]) {
+				throw InvalidRequestException.badRequest(ENGINE_STALL + " lists its tokens in increasing order");
+			}
+			stallTokens[i] = stall[0];
+			stallNanos[i] = Duration.ofMillis(stall[1]).toNanos();
+		}
+		return new FaultHeaders(httpStall[0], Duration.ofMillis(httpStall[1]), stallTokens, stallNanos,
+				optionalNumber(RESET_AFTER, reset),
 				optionalNumber(ERROR_AFTER, errorAfter), flag(ERROR_BEFORE_FIRST, errorBeforeFirst),
 				optionalNumber(REASONING_TOKENS, reasoning));
 	}

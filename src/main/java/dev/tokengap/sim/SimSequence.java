@@ -28,10 +28,10 @@ final class SimSequence {
 
 	final long arrivalNanos;
 
-	/** Token index whose step is made longer, or -1. */
-	final int engineStallToken;
+	/** Token indexes whose steps are made longer, in increasing order. */
+	final int[] engineStallTokens;
 
-	final long engineStallNanos;
+	final long[] engineStallNanos;
 
 	private final TokenVocabulary.Texts texts;
 
@@ -52,7 +52,8 @@ final class SimSequence {
 
 	boolean stalledSinceLastToken;
 
-	boolean engineStallApplied;
+	/** Engine stalls applied so far. */
+	int engineStallsApplied;
 
 	long lastTokenNanos;
 
@@ -78,13 +79,13 @@ final class SimSequence {
 	private int interTokenCount;
 
 	SimSequence(String traceId, String promptText, int promptTokens, int maxTokens, TokenVocabulary.Texts texts,
-			int engineStallToken, long engineStallNanos) {
+			int[] engineStallTokens, long[] engineStallNanos) {
 		this.traceId = traceId;
 		this.promptText = promptText;
 		this.promptTokens = promptTokens;
 		this.maxTokens = maxTokens;
 		this.texts = texts;
-		this.engineStallToken = engineStallToken;
+		this.engineStallTokens = engineStallTokens;
 		this.engineStallNanos = engineStallNanos;
 		this.arrivalNanos = System.nanoTime();
 	}

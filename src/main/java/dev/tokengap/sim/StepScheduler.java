@@ -147,10 +147,11 @@ final class StepScheduler {
 			SimSequence sequence = scheduled.sequence();
 			// At the step that produces token K, or the first after it when accepted drafts
 			// (speculative decoding) carried the output past K.
-			if (!sequence.engineStallApplied && sequence.engineStallToken >= 0
-					&& sequence.generated >= sequence.engineStallToken && scheduled.producesToken()) {
-				sequence.engineStallApplied = true;
-				plan.addInjectedStall(sequence.engineStallNanos);
+			int next = sequence.engineStallsApplied;
+			if (next < sequence.engineStallTokens.length && sequence.generated >= sequence.engineStallTokens[next]
+					&& scheduled.producesToken()) {
+				sequence.engineStallsApplied++;
+				plan.addInjectedStall(sequence.engineStallNanos[next]);
 			}
 		}
 	}

@@ -186,7 +186,7 @@ class CauseRulesTests {
 		return new Evidence(base.engineCovered(), base.engineSamples(), base.preemptions(), base.promptTokens(),
 				base.promptTokensComputed(), base.runningBefore(), base.runningMax(), base.waitingMax(),
 				base.waitingForCapacityMax(), base.kvUsageMax(), base.otherFirstTokens(), base.otherPromptTokens(),
-				decoding, fed, resumed, recomputeTokens);
+				decoding, fed, (fed > 0) ? 0.1 : 1.0, resumed, recomputeTokens);
 	}
 
 	@Test

@@ -15,12 +15,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Causes that overlap under KV pressure, judged token by token against the simulator's trace
- * ({@link #truthByCost}): a small KV pool and chunked prefill off; seven steady decode streams,
- * one of whose clients stops reading for 2 s behind a small socket buffer and one whose token 120
- * the simulator's HTTP layer holds for 600 ms; a burst of three 4,000-token prompts that the pool
- * cannot keep beside the steady streams (they are preempted, wait for capacity and are recomputed
- * once the steady streams end); an injected 900 ms engine stall while the burst waits; late
- * joiners. The engine reports its per-request figures ({@code tokengap.sim.per-request-metrics},
+ * ({@link #truthByCost}): a small KV pool and chunked prefill off; seven steady decode streams
+ * of 300 tokens; from their token 60 a burst of three 4,000-token prompts that the pool cannot
+ * keep beside the steady streams: the first is admitted and preempted about 27 tokens later
+ * (around the steady streams' token 88), the others wait for capacity, and all are recomputed or
+ * prefilled once the steady streams end. Meanwhile: an injected 900 ms engine stall at token 85
+ * (the preemption lands in or just after it, inside the scrapes that bracket it), another at
+ * token 150; a client that stops reading for 4 s behind a small socket buffer from its 80th event,
+ * across the preemption; a stream whose token 120 the simulator's HTTP layer holds for 600 ms
+ * (a stall only that stream had); late joiners. The engine reports its per-request figures ({@code tokengap.sim.per-request-metrics},
  * every client asks for the usage chunk), which is what tells the HTTP-layer stall, a stall only
  * that stream had while preemptions happened elsewhere, from the engine's own.
  */
@@ -49,7 +52,10 @@ class MixedKvPressureScenarioTests extends ScenarioSupport {
 				steady = steady.with("X-Sim-Stall", "120:600");
 			}
 			else if (i == 2) {
-				steady = steady.pausingAfter(100, Duration.ofSeconds(2));
+				steady = steady.pausingAfter(80, Duration.ofSeconds(4));
+			}
+			else if (i == 3) {
+				steady = steady.with("X-Sim-Engine-Stall", "85:900");
 			}
 			streams.add(start(steady));
 		}

@@ -41,7 +41,7 @@ class PeerStreamsTests {
 		PeerView view = this.peers.during(self, 1000 * MS, 1600 * MS);
 		assertThat(view.decoding()).isEqualTo(2);
 		assertThat(view.fed()).isEqualTo(2);
-		assertThat(view.singledOut()).isTrue();
+		assertThat(view.quietNanos()).isLessThan(300 * MS);
 		assertThat(view.waiting()).isEmpty();
 	}
 
@@ -54,7 +54,7 @@ class PeerStreamsTests {
 		PeerView view = this.peers.during(self, 1000 * MS, 1600 * MS);
 		assertThat(view.decoding()).isEqualTo(2);
 		assertThat(view.fed()).isZero();
-		assertThat(view.engineWide()).isTrue();
+		assertThat(view.quietNanos()).isGreaterThan(500 * MS);
 	}
 
 	@Test
@@ -64,8 +64,7 @@ class PeerStreamsTests {
 		stream("joined", 100, every(1200, 1600, 20));
 		PeerView view = this.peers.during(self, 1000 * MS, 1600 * MS);
 		assertThat(view.decoding()).isZero();
-		assertThat(view.singledOut()).isFalse();
-		assertThat(view.engineWide()).isFalse();
+		assertThat(view.quietNanos()).as("bins 0 to 20, before the joined stream's first event at 1,200 ms").isEqualTo(600 * MS * 21 / 64);
 	}
 
 	@Test
@@ -74,7 +73,7 @@ class PeerStreamsTests {
 		stream("other", 100, 981, 1001);
 		StreamTimer victim = stream("victim", 2000, every(100, 400, 20));
 		PeerView view = this.peers.during(self, 1000 * MS, 1600 * MS);
-		assertThat(view.engineWide()).isTrue();
+		assertThat(view.quietNanos()).isGreaterThan(500 * MS);
 		assertThat(view.waiting()).hasSize(1);
 		assertThat(view.resumedAtEnd(1600 * MS, 50 * MS)).containsExactly(0, 0);
 		// Its first token after the recompute arrives with ours, after the gap was seen.
@@ -100,11 +99,24 @@ class PeerStreamsTests {
 	}
 
 	@Test
-	void anEndedStreamIsNoLongerAPeer() {
-		StreamTimer self = stream("self", 100, 980, 1000);
-		StreamTimer other = stream("other", 100, every(900, 1600, 20));
+	void aStreamThatEndedInsideTheGapStillSaysTheEngineKeptStepping() {
+		StreamTimer self = stream("self", 100, 980, 5000);
+		StreamTimer early = stream("early", 100, every(900, 3000, 20));
+		this.peers.ended(early);
+		StreamTimer late = stream("late", 100, every(3100, 5000, 20));
+		PeerView view = this.peers.during(self, 1000 * MS, 5000 * MS);
+		assertThat(view.decoding()).as("the one that was decoding when the gap began").isEqualTo(1);
+		assertThat(view.fed()).isEqualTo(1);
+		assertThat(view.quietNanos()).isLessThan(2000 * MS);
+		assertThat(late.firstArrivalNanos()).isPositive();
+	}
+
+	@Test
+	void aStreamThatEndedBeforeTheGapIsNotLookedAt() {
+		StreamTimer self = stream("self", 100, 980, 2000);
+		StreamTimer other = stream("other", 100, every(900, 1000, 20));
 		this.peers.ended(other);
-		assertThat(this.peers.during(self, 1000 * MS, 1600 * MS).decoding()).isZero();
+		assertThat(this.peers.during(self, 1000 * MS, 2000 * MS).decoding()).isZero();
 	}
 
 }

@@ -224,11 +224,12 @@ abstract class ScenarioSupport {
 
 	/**
 	 * As {@link #truthFromTrace}, and a late engine step that nothing in it explains is queue
-	 * pressure when, as the step was scheduled, requests waited for capacity and the KV cache was
-	 * over 0.9 full: the engine's state at the step itself, which tokengap sees only through
-	 * scrapes.
+	 * pressure when the token's sequence ran alone in it while, as the step was scheduled, requests
+	 * waited for capacity and the KV cache was over 0.9 full: the engine's state at the step itself,
+	 * which tokengap sees only through scrapes. With other sequences in the step the stall was
+	 * theirs too, and a queue slows nobody's step: then it is nothing in the engine's scheduling.
 	 */
-	SpikeCause truthWithQueue(SpikeRecord spike) {
+		SpikeCause truthWithQueue(SpikeRecord spike) {
 		SpikeCause cause = truthFromTrace(spike);
 		List<TraceEntry> trace = this.simulator.engine().trace(spike.requestId());
 		TraceEntry entry = find(trace, spike.tokenIndex());
@@ -237,15 +238,17 @@ abstract class ScenarioSupport {
 				|| entry.stepEndNanos() - previous.stepEndNanos() < spike.thresholdMs() * 1_000_000) {
 			return cause;
 		}
-		return (entry.waitingForCapacity() > 0 && entry.kvCacheUsage() > 0.9) ? SpikeCause.QUEUE_PRESSURE : cause;
+		return (entry.batchSize() == 1 && entry.waitingForCapacity() > 0 && entry.kvCacheUsage() > 0.9)
+				? SpikeCause.QUEUE_PRESSURE : cause;
 	}
 
 	/**
 	 * The ground truth of a mixed load, where a late step can have several reasons at once: the
 	 * token's own preemption, else the largest part of the producing step's cost beyond a usual
-	 * step, from the trace's breakdown: an injected engine stall (an engine-wide hiccup: queue
-	 * pressure when requests waited for capacity beside a KV cache over 0.9 full as the step was
-	 * scheduled, as {@link #truthWithQueue} judges it, else nothing in the engine's scheduling),
+	 * step, from the trace's breakdown: an injected engine stall (an engine hiccup, nothing in the
+	 * engine's scheduling; when the token's sequence ran alone in the step, queue pressure if
+	 * requests waited for capacity beside a KV cache over 0.9 full, as {@link #truthWithQueue}
+	 * judges a lone stream),
 	 * the prefill of other requests' new prompts, the recompute of preempted requests (at least
 	 * 1,024 tokens each, the rules' threshold), or the sequences a batch grew by (by the criteria
 	 * of {@link #truthFromTrace}).
@@ -272,8 +275,8 @@ abstract class ScenarioSupport {
 		long stall = entry.stepStallNanos();
 		long largest = Math.max(Math.max(batch, prefill), Math.max(recompute, stall));
 		if (largest == 0 || largest == stall) {
-			return (entry.waitingForCapacity() > 0 && entry.kvCacheUsage() > 0.9) ? SpikeCause.QUEUE_PRESSURE
-					: SpikeCause.ENGINE_OTHER;
+			return (entry.batchSize() == 1 && entry.waitingForCapacity() > 0 && entry.kvCacheUsage() > 0.9)
+					? SpikeCause.QUEUE_PRESSURE : SpikeCause.ENGINE_OTHER;
 		}
 		if (largest == prefill) {
 			return SpikeCause.PREFILL_INTERFERENCE;
@@ -345,10 +348,12 @@ abstract class ScenarioSupport {
 			rows.computeIfAbsent(expected, (c) -> new EnumMap<>(SpikeCause.class)).merge(got, 1, Integer::sum);
 			if (expected == got) {
 				correct++;
+				System.out.println("  spike " + spike.requestId() + "#" + spike.tokenIndex() + " gap "
+						+ spike.upstreamGapMs() + " ms: " + spike.summary());
 			}
 			else {
-				wrong.add(spike.requestId() + "#" + spike.tokenIndex() + " expected " + expected.label() + " got "
-						+ spike.summary());
+				wrong.add(spike.requestId() + "#" + spike.tokenIndex() + " gap " + spike.upstreamGapMs()
+						+ " ms expected " + expected.label() + " got " + spike.summary());
 			}
 		}
 		double share = spikes.isEmpty() ? 0 : (double) correct / spikes.size();

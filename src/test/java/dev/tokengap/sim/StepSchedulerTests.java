@@ -112,8 +112,8 @@ class StepSchedulerTests {
 	@Test
 	void anEngineStallLengthensTheStepThatProducesTheToken() {
 		StepScheduler scheduler = new StepScheduler(SMALL);
-		SimSequence stalled = new SimSequence("s", null, 8, 10, new TokenVocabulary(1).textsFor(""), 1,
-				Duration.ofMillis(50).toNanos());
+		SimSequence stalled = new SimSequence("s", null, 8, 10, new TokenVocabulary(1).textsFor(""), new int[] { 1 },
+				new long[] { Duration.ofMillis(50).toNanos() });
 		scheduler.enqueue(stalled);
 		StepPlan first = scheduler.schedule(++this.stepId);
 		assertThat(first.injectedStall()).isFalse();
@@ -121,6 +121,34 @@ class StepSchedulerTests {
 		StepPlan second = scheduler.schedule(++this.stepId);
 		assertThat(second.injectedStall()).isTrue();
 		assertThat(second.costNanos(SMALL)).isGreaterThanOrEqualTo(Duration.ofMillis(51).toNanos());
+	}
+
+	@Test
+	void severalEngineStallsLengthenTheirOwnStepsOnly() {
+		StepScheduler scheduler = new StepScheduler(SMALL);
+		SimSequence stalled = new SimSequence("s", null, 8, 10, new TokenVocabulary(1).textsFor(""), new int[] { 1, 3 },
+				new long[] { Duration.ofMillis(50).toNanos(), Duration.ofMillis(70).toNanos() });
+		scheduler.enqueue(stalled);
+		boolean[] injected = new boolean[5];
+		for (int token = 0; token < 5; token++) {
+			StepPlan plan = scheduler.schedule(++this.stepId);
+			injected[token] = plan.injectedStall();
+			complete(scheduler, plan);
+		}
+		assertThat(injected).containsExactly(false, true, false, true, false);
+	}
+
+	@Test
+	void engineStallsAreListedInIncreasingTokenOrder() {
+		io.netty.handler.codec.http.HttpHeaders headers = new io.netty.handler.codec.http.DefaultHttpHeaders();
+		headers.set(FaultHeaders.ENGINE_STALL, "1:10, 3:20");
+		FaultHeaders faults = FaultHeaders.from(headers);
+		assertThat(faults.engineStallTokens()).containsExactly(1, 3);
+		assertThat(faults.engineStallNanos()).containsExactly(10_000_000L, 20_000_000L);
+		headers.set(FaultHeaders.ENGINE_STALL, "3:10,1:10");
+		assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> FaultHeaders.from(headers)))
+			.isInstanceOf(InvalidRequestException.class)
+			.hasMessageContaining("increasing order");
 	}
 
 	@Test
@@ -237,11 +265,11 @@ class StepSchedulerTests {
 	}
 
 	private static SimSequence prompted(String text, int promptTokens) {
-		return new SimSequence("r", text, promptTokens, 100, new TokenVocabulary(1).textsFor(text), -1, 0);
+		return new SimSequence("r", text, promptTokens, 100, new TokenVocabulary(1).textsFor(text), new int[0], new long[0]);
 	}
 
 	private static SimSequence sequence(int promptTokens) {
-		return new SimSequence("r", null, promptTokens, 100, new TokenVocabulary(1).textsFor(""), -1, 0);
+		return new SimSequence("r", null, promptTokens, 100, new TokenVocabulary(1).textsFor(""), new int[0], new long[0]);
 	}
 
 	/** What the engine does at a step's end, minus the emitting. */

@@ -121,7 +121,7 @@ class TraceEntryTests {
 
 	@Test
 	void anEngineStallMarksEveryTokenOfItsStepNotOnlyTheStalledRequests() {
-		SimSequence stalled = new SimSequence("stalled", null, 8, 10, new TokenVocabulary(1).textsFor(""), 1, 50 * MS);
+		SimSequence stalled = new SimSequence("stalled", null, 8, 10, new TokenVocabulary(1).textsFor(""), new int[] { 1 }, new long[] { 50 * MS });
 		SimSequence bystander = sequence("bystander", 8);
 		this.scheduler.enqueue(stalled);
 		this.scheduler.enqueue(bystander);
@@ -216,7 +216,7 @@ class TraceEntryTests {
 	}
 
 	private static SimSequence sequence(String id, int promptTokens) {
-		return new SimSequence(id, null, promptTokens, 100, new TokenVocabulary(1).textsFor(id), -1, 0);
+		return new SimSequence(id, null, promptTokens, 100, new TokenVocabulary(1).textsFor(id), new int[0], new long[0]);
 	}
 
 }
