@@ -58,8 +58,8 @@ final class JsonNumberReader {
 		this.negative = first == '-';
 		this.mantissa = 0;
 		this.scale = 0;
+		// the exponent's sign is only read with an exponent, which sets it
 		this.exponent = 0;
-		this.negativeExponent = false;
 		this.integer = true;
 		if (this.negative) {
 			this.state = MINUS;

@@ -110,15 +110,18 @@ final class JsonPathClassifier {
 
 	private long outputTokens;
 
-	private double queueMs;
+	/** A number was read at a metrics field; until then the fields keep their absent values. */
+	private boolean metricsRead;
 
-	private double firstTokenMs;
+	private double queueMs = Double.NaN;
 
-	private double generationMs;
+	private double firstTokenMs = Double.NaN;
 
-	private double meanItlMs;
+	private double generationMs = Double.NaN;
 
-	private long preemptions;
+	private double meanItlMs = Double.NaN;
+
+	private long preemptions = -1;
 
 	JsonPathClassifier() {
 		reset();
@@ -139,11 +142,9 @@ final class JsonPathClassifier {
 		this.contentChoices = 0;
 		this.lastChoiceIndex = -1;
 		this.outputTokens = -1;
-		this.queueMs = Double.NaN;
-		this.firstTokenMs = Double.NaN;
-		this.generationMs = Double.NaN;
-		this.meanItlMs = Double.NaN;
-		this.preemptions = -1;
+		if (this.metricsRead) {
+			forgetMetrics();
+		}
 	}
 
 	/**
@@ -206,8 +207,8 @@ final class JsonPathClassifier {
 	 * gave a value for at least one of the fields below.
 	 */
 	boolean engineMetrics() {
-		return !Double.isNaN(this.queueMs) || !Double.isNaN(this.firstTokenMs) || !Double.isNaN(this.generationMs)
-				|| !Double.isNaN(this.meanItlMs) || this.preemptions >= 0;
+		return this.metricsRead && (!Double.isNaN(this.queueMs) || !Double.isNaN(this.firstTokenMs)
+				|| !Double.isNaN(this.generationMs) || !Double.isNaN(this.meanItlMs) || this.preemptions >= 0);
 	}
 
 	/** {@code metrics.queue_time_ms}, or NaN when absent, null or not a finite number. */
@@ -293,11 +294,14 @@ final class JsonPathClassifier {
 		switch (this.scalar) {
 			case COMPLETION_TOKENS, OUTPUT_TOKENS -> this.outputTokens = number.integerValue();
 			case INDEX -> index(number.integerValue());
-			case QUEUE_TIME -> this.queueMs = milliseconds(number);
-			case FIRST_TOKEN_TIME -> this.firstTokenMs = milliseconds(number);
-			case GENERATION_TIME -> this.generationMs = milliseconds(number);
-			case MEAN_ITL -> this.meanItlMs = milliseconds(number);
-			case PREEMPTIONS -> this.preemptions = number.integerValue();
+			case QUEUE_TIME -> this.queueMs = metric(number);
+			case FIRST_TOKEN_TIME -> this.firstTokenMs = metric(number);
+			case GENERATION_TIME -> this.generationMs = metric(number);
+			case MEAN_ITL -> this.meanItlMs = metric(number);
+			case PREEMPTIONS -> {
+				this.metricsRead = true;
+				this.preemptions = number.integerValue();
+			}
 			default -> {
 				// not a number that matters
 			}
@@ -321,9 +325,21 @@ final class JsonPathClassifier {
 		}
 	}
 
-	private static double milliseconds(JsonNumberReader number) {
+	/** A metric in milliseconds; a number too large for a double is none. */
+	private double metric(JsonNumberReader number) {
+		this.metricsRead = true;
 		double value = number.doubleValue();
 		return Double.isFinite(value) ? value : Double.NaN;
+	}
+
+	/** Only after an event that had metrics: the events without them cost no stores. */
+	private void forgetMetrics() {
+		this.metricsRead = false;
+		this.queueMs = Double.NaN;
+		this.firstTokenMs = Double.NaN;
+		this.generationMs = Double.NaN;
+		this.meanItlMs = Double.NaN;
+		this.preemptions = -1;
 	}
 
 	private void startChoice() {
