@@ -22,6 +22,7 @@ import dev.tokengap.metrics.ExchangeRecorder;
 import dev.tokengap.metrics.StreamOutcome;
 import dev.tokengap.sse.SseEventKind;
 import dev.tokengap.sse.SseEventScanner;
+import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.NanoClock;
 
 /**
@@ -39,7 +40,9 @@ import dev.tokengap.timing.NanoClock;
  * handed to the client socket, so a client that stops reading stops the upstream read (TCP
  * backpressure reaches the engine) and tokengap holds at most one buffer per stream. A client
  * whose socket accepts nothing for the send timeout is closed, and the engine request with it.
- * Buffers pass through unchanged and unmerged, each flushed at once. Terminal signals from
+ * Buffers pass through unchanged and unmerged, each flushed at once. The engine's own figures for
+ * the request (vLLM's per-request metrics), when an event carries them, reach the recorder the
+ * same way, once that event has been written. Terminal signals from
  * upstream and the client hop onto the client loop, where the relay's verdict is said once; the
  * exchange's exit records it.
  */
@@ -82,6 +85,12 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	private long[] tokenCounts = new long[2];
 
 	private int pendingTokens;
+
+	/** The engine's report from an event in the buffer in flight, until that buffer is written. */
+	private EngineReport pendingReport;
+
+	/** Whether the stream's engine report was taken: only the first counts, so one is built. */
+	private boolean engineReportTaken;
 
 	private boolean sawEnd;
 
@@ -287,7 +296,17 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		if (tokens >= 0) {
 			pendTokens(this.scanner.tokensChoice(), tokens);
 		}
+		if (this.scanner.engineMetrics() && !this.engineReportTaken) {
+			pendReport();
+		}
 		return true;
+	}
+
+	/** The stream's one allocation for its engine report, read before the next event overwrites it. */
+	private void pendReport() {
+		this.engineReportTaken = true;
+		this.pendingReport = new EngineReport(this.scanner.engineQueueMs(), this.scanner.engineFirstTokenMs(),
+				this.scanner.engineGenerationMs(), this.scanner.engineMeanItlMs(), this.scanner.enginePreemptions());
 	}
 
 	private void pendContent(long choices) {
@@ -352,6 +371,10 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		}
 		for (int i = 0; i < this.pendingTokens; i++) {
 			this.recorder.outputTokens(this.tokenChoices[i], this.tokenCounts[i]);
+		}
+		if (this.pendingReport != null) {
+			this.recorder.engineReported(this.pendingReport);
+			this.pendingReport = null;
 		}
 		this.pendingContent = 0;
 		this.pendingTokens = 0;

@@ -11,13 +11,19 @@ import java.util.Arrays;
  * <pre>
  * (document) --> {root} --> "choices": [ ] --> element { } --> "delta": { } --> "tool_calls": [ ]
  *                   |----> "usage": { }                       (completion_tokens, output_tokens)
+ *                   |----> "metrics": { }                     (vLLM's per-request metrics)
  *                   |----> "delta": { }                       (Messages: text, thinking, partial_json)
  *                   '----> "response": { } --> "usage": { }   (Responses: output_tokens)
+ *                                          '-> "metrics": { } (Responses: per-request metrics)
  * </pre>
  * Keys are matched only inside a tracked container, so {@code logprobs.content} or a {@code text}
  * key deeper in a choice never counts. Scalars that need the event type (the Responses API's root
  * {@code delta} string, the Messages API's {@code delta} object) are noted while they pass, and
  * judged in {@link #kind} once the whole event, and so its root {@code type}, has been read.
+ * <p>
+ * The per-request metrics that vLLM sends with {@code --enable-per-request-metrics} (in the final
+ * usage chunk, or in the Responses API's {@code response.completed}) are read as numbers and
+ * decide no kind.
  */
 final class JsonPathClassifier {
 
@@ -25,26 +31,31 @@ final class JsonPathClassifier {
 	static final int MAX_CHOICE_BIT = 63;
 
 	private static final int CTX_DOCUMENT = 0, CTX_ROOT = 1, CTX_CHOICES = 2, CTX_CHOICE = 3, CTX_DELTA = 4,
-			CTX_TOOL_CALLS = 5, CTX_USAGE = 6, CTX_BLOCK_DELTA = 7, CTX_RESPONSE = 8, CTX_RESPONSE_USAGE = 9;
+			CTX_TOOL_CALLS = 5, CTX_USAGE = 6, CTX_BLOCK_DELTA = 7, CTX_RESPONSE = 8, CTX_RESPONSE_USAGE = 9,
+			CTX_METRICS = 10, CTX_RESPONSE_METRICS = 11;
 
 	private static final int[] PARENT = { CTX_DOCUMENT, CTX_DOCUMENT, CTX_ROOT, CTX_CHOICES, CTX_CHOICE, CTX_DELTA,
-			CTX_ROOT, CTX_ROOT, CTX_ROOT, CTX_RESPONSE };
+			CTX_ROOT, CTX_ROOT, CTX_ROOT, CTX_RESPONSE, CTX_ROOT, CTX_RESPONSE };
 
 	// Keys, grouped by the context they are looked up in; since a key is only known within its own
 	// context, a key also says what a value means. Ids above the keys name array elements and the root.
 	private static final int UNKNOWN = 0, ERROR = 1, OBJECT = 2, CHOICES = 3, USAGE = 4, TYPE = 5, ROOT_DELTA = 6,
-			RESPONSE = 7, DELTA = 8, TEXT = 9, INDEX = 10, CONTENT = 11, REASONING_CONTENT = 12, REASONING = 13,
-			TOOL_CALLS = 14, ROLE = 15, COMPLETION_TOKENS = 16, OUTPUT_TOKENS = 17, BLOCK_TEXT = 18, THINKING = 19,
-			PARTIAL_JSON = 20, RESPONSE_USAGE = 21, ROOT_VALUE = 22, CHOICE = 23, TOOL_CALL = 24;
+			RESPONSE = 7, METRICS = 8, DELTA = 9, TEXT = 10, INDEX = 11, CONTENT = 12, REASONING_CONTENT = 13,
+			REASONING = 14, TOOL_CALLS = 15, ROLE = 16, COMPLETION_TOKENS = 17, OUTPUT_TOKENS = 18, BLOCK_TEXT = 19,
+			THINKING = 20, PARTIAL_JSON = 21, RESPONSE_USAGE = 22, RESPONSE_METRICS = 23, QUEUE_TIME = 24,
+			FIRST_TOKEN_TIME = 25, GENERATION_TIME = 26, MEAN_ITL = 27, PREEMPTIONS = 28, ROOT_VALUE = 29, CHOICE = 30,
+			TOOL_CALL = 31;
 
 	/** The first and last key id looked up in each context (none where first > last). */
-	private static final int[][] KEYS_IN = { { 1, 0 }, { ERROR, RESPONSE }, { 1, 0 }, { DELTA, INDEX },
+	private static final int[][] KEYS_IN = { { 1, 0 }, { ERROR, METRICS }, { 1, 0 }, { DELTA, INDEX },
 			{ CONTENT, ROLE }, { 1, 0 }, { COMPLETION_TOKENS, OUTPUT_TOKENS }, { BLOCK_TEXT, PARTIAL_JSON },
-			{ RESPONSE_USAGE, RESPONSE_USAGE }, { COMPLETION_TOKENS, OUTPUT_TOKENS } };
+			{ RESPONSE_USAGE, RESPONSE_METRICS }, { COMPLETION_TOKENS, OUTPUT_TOKENS }, { QUEUE_TIME, PREEMPTIONS },
+			{ QUEUE_TIME, PREEMPTIONS } };
 
 	private static final byte[][] KEY_NAMES = names("", "error", "object", "choices", "usage", "type", "delta",
-			"response", "delta", "text", "index", "content", "reasoning_content", "reasoning", "tool_calls", "role",
-			"completion_tokens", "output_tokens", "text", "thinking", "partial_json", "usage");
+			"response", "metrics", "delta", "text", "index", "content", "reasoning_content", "reasoning", "tool_calls",
+			"role", "completion_tokens", "output_tokens", "text", "thinking", "partial_json", "usage", "metrics",
+			"queue_time_ms", "time_to_first_token_ms", "generation_time_ms", "mean_itl_ms", "num_preemptions");
 
 	private static final byte[] ERROR_VALUE = KEY_NAMES[ERROR];
 
@@ -99,6 +110,19 @@ final class JsonPathClassifier {
 
 	private long outputTokens;
 
+	/** A number was read at a metrics field; until then the fields keep their absent values. */
+	private boolean metricsRead;
+
+	private double queueMs = Double.NaN;
+
+	private double firstTokenMs = Double.NaN;
+
+	private double generationMs = Double.NaN;
+
+	private double meanItlMs = Double.NaN;
+
+	private long preemptions = -1;
+
 	JsonPathClassifier() {
 		reset();
 	}
@@ -118,6 +142,9 @@ final class JsonPathClassifier {
 		this.contentChoices = 0;
 		this.lastChoiceIndex = -1;
 		this.outputTokens = -1;
+		if (this.metricsRead) {
+			forgetMetrics();
+		}
 	}
 
 	/**
@@ -175,6 +202,40 @@ final class JsonPathClassifier {
 		return (this.choices == 1) ? this.lastChoiceIndex : -1;
 	}
 
+	/**
+	 * Whether a per-request {@code metrics} object at the root or in the root {@code response}
+	 * gave a value for at least one of the fields below.
+	 */
+	boolean engineMetrics() {
+		return this.metricsRead && (!Double.isNaN(this.queueMs) || !Double.isNaN(this.firstTokenMs)
+				|| !Double.isNaN(this.generationMs) || !Double.isNaN(this.meanItlMs) || this.preemptions >= 0);
+	}
+
+	/** {@code metrics.queue_time_ms}, or NaN when absent, null or not a finite number. */
+	double queueMs() {
+		return this.queueMs;
+	}
+
+	/** {@code metrics.time_to_first_token_ms}, or NaN when absent, null or not a finite number. */
+	double firstTokenMs() {
+		return this.firstTokenMs;
+	}
+
+	/** {@code metrics.generation_time_ms}, or NaN when absent, null or not a finite number. */
+	double generationMs() {
+		return this.generationMs;
+	}
+
+	/** {@code metrics.mean_itl_ms}, or NaN when absent, null or not a finite number. */
+	double meanItlMs() {
+		return this.meanItlMs;
+	}
+
+	/** {@code metrics.num_preemptions}, or -1 unless it was a non-negative integer. */
+	long preemptions() {
+		return this.preemptions;
+	}
+
 	void key(byte[] text, int length) {
 		this.key = (this.unknownDepth == 0) ? lookUp(text, length) : UNKNOWN;
 	}
@@ -225,12 +286,25 @@ final class JsonPathClassifier {
 		}
 	}
 
-	void numberEnd(long integer) {
-		if (this.scalar == COMPLETION_TOKENS || this.scalar == OUTPUT_TOKENS) {
-			this.outputTokens = integer;
-		}
-		else if (this.scalar == INDEX && integer >= 0) {
-			this.choiceIndex = (int) Math.min(integer, Integer.MAX_VALUE);
+	/**
+	 * A number ended; its value is only computed for a scalar that needs it (a key's last number
+	 * wins).
+	 */
+	void numberEnd(JsonNumberReader number) {
+		switch (this.scalar) {
+			case COMPLETION_TOKENS, OUTPUT_TOKENS -> this.outputTokens = number.integerValue();
+			case INDEX -> index(number.integerValue());
+			case QUEUE_TIME -> this.queueMs = metric(number);
+			case FIRST_TOKEN_TIME -> this.firstTokenMs = metric(number);
+			case GENERATION_TIME -> this.generationMs = metric(number);
+			case MEAN_ITL -> this.meanItlMs = metric(number);
+			case PREEMPTIONS -> {
+				this.metricsRead = true;
+				this.preemptions = number.integerValue();
+			}
+			default -> {
+				// not a number that matters
+			}
 		}
 	}
 
@@ -243,6 +317,29 @@ final class JsonPathClassifier {
 			endChoice();
 		}
 		this.context = PARENT[this.context];
+	}
+
+	private void index(long integer) {
+		if (integer >= 0) {
+			this.choiceIndex = (int) Math.min(integer, Integer.MAX_VALUE);
+		}
+	}
+
+	/** A metric in milliseconds; a number too large for a double is none. */
+	private double metric(JsonNumberReader number) {
+		this.metricsRead = true;
+		double value = number.doubleValue();
+		return Double.isFinite(value) ? value : Double.NaN;
+	}
+
+	/** Only after an event that had metrics: the events without them cost no stores. */
+	private void forgetMetrics() {
+		this.metricsRead = false;
+		this.queueMs = Double.NaN;
+		this.firstTokenMs = Double.NaN;
+		this.generationMs = Double.NaN;
+		this.meanItlMs = Double.NaN;
+		this.preemptions = -1;
 	}
 
 	private void startChoice() {
@@ -280,6 +377,8 @@ final class JsonPathClassifier {
 				case ROOT_DELTA -> CTX_BLOCK_DELTA;
 				case RESPONSE -> CTX_RESPONSE;
 				case RESPONSE_USAGE -> CTX_RESPONSE_USAGE;
+				case METRICS -> CTX_METRICS;
+				case RESPONSE_METRICS -> CTX_RESPONSE_METRICS;
 				default -> CTX_DOCUMENT;
 			};
 		}

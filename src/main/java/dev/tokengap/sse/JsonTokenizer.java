@@ -232,7 +232,7 @@ final class JsonTokenizer {
 			this.state = FAILED;
 		}
 		else if (result == JsonNumberReader.END) {
-			this.paths.numberEnd(this.number.integerValue());
+			this.paths.numberEnd(this.number);
 			this.state = AFTER_VALUE;
 			// the byte that ends a number belongs to what follows it
 			afterValue(b);

@@ -24,7 +24,9 @@ package dev.tokengap.sse;
  * CR, LF or CRLF in any state --> LINE_START; one that ends an empty line dispatches the event
  * </pre>
  * An event is reported on the byte that ends its blank line; with CRLF that is the CR, and the LF
- * that follows is swallowed. An instance serves one stream at a time and is not thread-safe.
+ * that follows is swallowed. What else the event carried (its content choices, output token count
+ * and the engine's per-request metrics) can be read until the next event is reported. An instance
+ * serves one stream at a time and is not thread-safe.
  */
 public final class SseEventScanner {
 
@@ -77,6 +79,18 @@ public final class SseEventScanner {
 	private long contentChoices;
 
 	private int tokensChoice = -1;
+
+	private boolean engineMetrics;
+
+	private double engineQueueMs = Double.NaN;
+
+	private double engineFirstTokenMs = Double.NaN;
+
+	private double engineGenerationMs = Double.NaN;
+
+	private double engineMeanItlMs = Double.NaN;
+
+	private long enginePreemptions = -1;
 
 	/**
 	 * Creates a scanner positioned at the start of a stream.
@@ -154,6 +168,60 @@ public final class SseEventScanner {
 	}
 
 	/**
+	 * Whether the event last completed carried vLLM's per-request metrics
+	 * ({@code --enable-per-request-metrics}): a {@code metrics} object at the JSON's root (the
+	 * final usage chunk of chat and text completions) or in its root {@code response} (the
+	 * Responses API's {@code response.completed}) with a value for at least one of the fields the
+	 * {@code engine*} accessors read. A {@code "metrics":null} (vLLM's answer for {@code n > 1}) or
+	 * an object of nulls is none.
+	 * @return whether the engine* accessors describe the last event
+	 */
+	public boolean engineMetrics() {
+		return this.engineMetrics;
+	}
+
+	/**
+	 * The last event's {@code metrics.queue_time_ms}: how long the request waited in the engine's
+	 * queue.
+	 * @return milliseconds, or NaN when absent, null or not a finite number
+	 */
+	public double engineQueueMs() {
+		return this.engineQueueMs;
+	}
+
+	/**
+	 * The last event's {@code metrics.time_to_first_token_ms}.
+	 * @return milliseconds, or NaN when absent, null or not a finite number
+	 */
+	public double engineFirstTokenMs() {
+		return this.engineFirstTokenMs;
+	}
+
+	/**
+	 * The last event's {@code metrics.generation_time_ms}.
+	 * @return milliseconds, or NaN when absent, null or not a finite number
+	 */
+	public double engineGenerationMs() {
+		return this.engineGenerationMs;
+	}
+
+	/**
+	 * The last event's {@code metrics.mean_itl_ms}: the engine's mean inter-token latency.
+	 * @return milliseconds, or NaN when absent, null or not a finite number
+	 */
+	public double engineMeanItlMs() {
+		return this.engineMeanItlMs;
+	}
+
+	/**
+	 * The last event's {@code metrics.num_preemptions}, which only some builds add.
+	 * @return the count, or -1 unless it was a non-negative integer
+	 */
+	public long enginePreemptions() {
+		return this.enginePreemptions;
+	}
+
+	/**
 	 * Forgets all state (for reuse).
 	 */
 	public void reset() {
@@ -163,6 +231,7 @@ public final class SseEventScanner {
 		this.outputTokens = -1;
 		this.contentChoices = 0;
 		this.tokensChoice = -1;
+		forgetEngineMetrics();
 		resetEvent();
 	}
 
@@ -307,8 +376,33 @@ public final class SseEventScanner {
 		this.outputTokens = complete ? this.paths.outputTokens() : -1;
 		this.tokensChoice = complete ? this.paths.tokensChoice() : -1;
 		this.contentChoices = (kind == SseEventKind.CONTENT) ? this.paths.contentChoices() : 0;
+		if (complete && this.paths.engineMetrics()) {
+			copyEngineMetrics();
+		}
+		else if (this.engineMetrics) {
+			forgetEngineMetrics();
+		}
 		resetEvent();
 		return kind;
+	}
+
+	/** Copies the per-request metrics; one event of a stream carries them, so this runs once. */
+	private void copyEngineMetrics() {
+		this.engineMetrics = true;
+		this.engineQueueMs = this.paths.queueMs();
+		this.engineFirstTokenMs = this.paths.firstTokenMs();
+		this.engineGenerationMs = this.paths.generationMs();
+		this.engineMeanItlMs = this.paths.meanItlMs();
+		this.enginePreemptions = this.paths.preemptions();
+	}
+
+	private void forgetEngineMetrics() {
+		this.engineMetrics = false;
+		this.engineQueueMs = Double.NaN;
+		this.engineFirstTokenMs = Double.NaN;
+		this.engineGenerationMs = Double.NaN;
+		this.engineMeanItlMs = Double.NaN;
+		this.enginePreemptions = -1;
 	}
 
 }

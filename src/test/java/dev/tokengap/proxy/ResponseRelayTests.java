@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 import io.netty.buffer.ByteBuf;
@@ -26,6 +27,7 @@ import dev.tokengap.metrics.Endpoint;
 import dev.tokengap.metrics.ExchangeRecorder;
 import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.NanoClock;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,7 +36,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * The relay on an embedded client channel whose pipeline can fail a write the way no socket
  * does: a failure that is not I/O must end the stream, not let the relay time events that never
- * reached the client.
+ * reached the client. And what the relay hands the recorder besides timings: the engine's own
+ * report, once the event that carried it has been written.
  */
 class ResponseRelayTests {
 
@@ -97,6 +100,87 @@ class ResponseRelayTests {
 		}
 	}
 
+	/**
+	 * vLLM's final usage chunk with {@code --enable-per-request-metrics}, split inside its metrics
+	 * object across two upstream buffers, then a later event with other metrics (no engine sends
+	 * two; the first is the stream's) and {@code [DONE]}, each in a buffer of its own: the report
+	 * must reach the recorder after the usage chunk's last byte was written and before the next
+	 * buffer's write starts.
+	 */
+	@Test
+	void handsTheEnginesReportToTheRecorderOnceTheEventCarryingItIsWritten() {
+		String usage = "data: {\"id\":\"chatcmpl-x\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+				+ "\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":42,\"completion_tokens\":128,"
+				+ "\"total_tokens\":170},\"metrics\":{\"time_to_first_token_ms\":85.2,\"generation_time_ms\":1240.5,"
+				+ "\"queue_time_ms\":12.3,\"mean_itl_ms\":9.1,\"tokens_per_second\":103.2,\"num_preemptions\":1}}\n\n";
+		int split = usage.indexOf("\"queue_time_ms\":12") + "\"queue_time_ms\":1".length();
+		List<String> upstream = List.of(text("one") + text("two"), usage.substring(0, split), usage.substring(split),
+				usage.replace("12.3", "99.0"), "data: [DONE]\n\n");
+		ExchangeRecorder recorder = liveRecorder();
+		ReportAtEachWrite writes = new ReportAtEachWrite(recorder);
+		EmbeddedChannel client = new EmbeddedChannel(writes);
+		List<ByteBuf> events = upstream.stream().map(ResponseRelayTests::buffer).toList();
+		try {
+			relay(client, recorder, events);
+			EngineReport expected = new EngineReport(12.3, 85.2, 1240.5, 9.1, 1);
+			assertThat(recorder.timer().engineReport()).isEqualTo(expected);
+			assertThat(writes.reports).as("the report the recorder had as each buffer's write started")
+				.containsExactly(null, null, null, expected, expected);
+			assertThat(readAll(client)).as("forwarded unchanged and unmerged").isEqualTo(upstream);
+		}
+		finally {
+			events.forEach(ReferenceCountUtil::safeRelease);
+			client.finishAndReleaseAll();
+		}
+	}
+
+	@Test
+	void reportsNothingForAStreamWhoseEngineSentNoMetrics() {
+		List<String> upstream = List.of(text("one"),
+				"data: {\"choices\":[],\"usage\":{\"completion_tokens\":2},\"metrics\":null}\n\n",
+				"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\\"metrics\\\":{\\\"queue_time_ms\\\":1}\"}}]}\n\n",
+				"data: [DONE]\n\n");
+		ExchangeRecorder recorder = liveRecorder();
+		EmbeddedChannel client = new EmbeddedChannel();
+		List<ByteBuf> events = upstream.stream().map(ResponseRelayTests::buffer).toList();
+		try {
+			relay(client, recorder, events);
+			assertThat(recorder.timer().engineReport()).isNull();
+			assertThat(readAll(client)).isEqualTo(upstream);
+		}
+		finally {
+			events.forEach(ReferenceCountUtil::safeRelease);
+			client.finishAndReleaseAll();
+		}
+	}
+
+	private ExchangeRecorder liveRecorder() {
+		ExchangeRecorder recorder = new ExchangeRecorder(this.meters, System.nanoTime());
+		recorder.route("m", Endpoint.CHAT_COMPLETIONS);
+		recorder.streamStarted();
+		return recorder;
+	}
+
+	private static void relay(EmbeddedChannel client, ExchangeRecorder recorder, List<ByteBuf> events) {
+		StepVerifier
+			.create(ResponseRelay.relay(Flux.fromIterable(events), client, recorder, true, NanoClock.SYSTEM,
+					Duration.ofSeconds(60).toNanos(), () -> {
+					}))
+			.expectComplete()
+			.verify(Duration.ofSeconds(5));
+		assertThat(client.isOpen()).isTrue();
+	}
+
+	/** What the client received, one string per buffer written. */
+	private static List<String> readAll(EmbeddedChannel client) {
+		List<String> written = new ArrayList<>();
+		for (ByteBuf buf = client.readOutbound(); buf != null; buf = client.readOutbound()) {
+			written.add(buf.toString(StandardCharsets.UTF_8));
+			buf.release();
+		}
+		return written;
+	}
+
 	private PrometheusText scrape() {
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
 		try {
@@ -109,8 +193,36 @@ class ResponseRelayTests {
 	}
 
 	private static ByteBuf event(String text) {
-		return Unpooled.copiedBuffer("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text + "\"}}]}\n\n",
-				StandardCharsets.UTF_8);
+		return buffer(text(text));
+	}
+
+	private static String text(String text) {
+		return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text + "\"}}]}\n\n";
+	}
+
+	private static ByteBuf buffer(String text) {
+		return Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
+	}
+
+	/** Notes, as each buffer's write starts, the engine report the recorder has by then. */
+	private static final class ReportAtEachWrite extends ChannelOutboundHandlerAdapter {
+
+		private final ExchangeRecorder recorder;
+
+		private final List<EngineReport> reports = new ArrayList<>();
+
+		ReportAtEachWrite(ExchangeRecorder recorder) {
+			this.recorder = recorder;
+		}
+
+		@Override
+		public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+			if (msg instanceof ByteBuf buf && buf.isReadable()) {
+				this.reports.add(this.recorder.timer().engineReport());
+			}
+			ctx.write(msg, promise);
+		}
+
 	}
 
 	/** Fails the n-th write as a broken encoder would: the channel stays open. */

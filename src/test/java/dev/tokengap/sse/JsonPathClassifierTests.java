@@ -88,9 +88,62 @@ class JsonPathClassifierTests {
 			{"x":{"error":{"code":1},"object":"error"}}                                                           | OTHER
 			{"choices":[{"error":"x","object":"error","delta":{"content":"a"}}]}                                  | CONTENT
 			{}                                                                                                    | OTHER
+			{"choices":[],"usage":{"completion_tokens":128},"metrics":{"queue_time_ms":12.3,"mean_itl_ms":9.1}}    | USAGE/128
+			{"choices":[],"usage":{"completion_tokens":128},"metrics":null}                                       | USAGE/128
+			{"choices":[],"usage":{"completion_tokens":7},"metrics":{"choices":[{"delta":{"content":"x"}}]}}       | USAGE/7
+			{"type":"response.completed","response":{"usage":{"output_tokens":5},"metrics":{"queue_time_ms":1}}}  | DONE/5
+			{"choices":[{"delta":{"content":"x","metrics":{"queue_time_ms":1}}}],"metrics":null}                  | CONTENT
+			{"choices":[],"metrics":{"type":"error","error":{"code":1},"object":"error"}}                         | OTHER
+			{"metrics":{"usage":{"completion_tokens":3}},"response":{"metrics":{"usage":{"output_tokens":3}}}}    | OTHER
+			{"metrics":{"role":"assistant","content":"x","delta":"y"},"type":"response.output_text.delta"}        | OTHER
 			""")
 	void classifiesAChunkByTheKeysAtItsPaths(String json, String expected) {
 		assertThat(classify(json)).isEqualTo(expected);
+	}
+
+	/** Expected: the queue, first token, generation and mean ITL figures and the preemptions. */
+	@ParameterizedTest(name = "{0} -> {1}")
+	@CsvSource(delimiter = '|', quoteCharacter = '`', textBlock = """
+			{"choices":[],"usage":{"completion_tokens":128},"metrics":{"time_to_first_token_ms":85.2,"generation_time_ms":1240.5,"queue_time_ms":12.3,"mean_itl_ms":9.1,"tokens_per_second":103.2}} | 12.3 85.2 1240.5 9.1 -1
+			{"type":"response.completed","response":{"id":"resp_x","usage":{"output_tokens":5},"metrics":{"queue_time_ms":0.5,"num_preemptions":2}}} | 0.5 NaN NaN NaN 2
+			{"metrics":{"queue_time_ms":12,"time_to_first_token_ms":1.5e-05,"generation_time_ms":2.5E+3,"mean_itl_ms":-0.0}} | 12.0 1.5E-5 2500.0 -0.0 -1
+			{"metrics":{"queue_time_ms":1e2,"time_to_first_token_ms":10.25e-1,"generation_time_ms":0.001,"mean_itl_ms":123456.789}} | 100.0 1.025 0.001 123456.789 -1
+			{"metrics":{"queue_time_ms":null,"time_to_first_token_ms":null,"generation_time_ms":7.0,"mean_itl_ms":null}} | NaN NaN 7.0 NaN -1
+			{"metrics":{"queue_time_ms":"12.3","time_to_first_token_ms":true,"generation_time_ms":{},"mean_itl_ms":[1],"num_preemptions":"2"}} | none
+			{"metrics":{"queue_time_ms":"NaN","mean_itl_ms":1e999,"num_preemptions":1.0}}                      | none
+			{"metrics":{"queue_time_ms":null,"time_to_first_token_ms":null,"generation_time_ms":null,"mean_itl_ms":null}} | none
+			{"metrics":{"num_preemptions":0}}                                                                    | NaN NaN NaN NaN 0
+			{"metrics":{"num_preemptions":-1,"tokens_per_second":103.2}}                                         | none
+			{"metrics":null}                                                                                     | none
+			{"metrics":{}}                                                                                       | none
+			{"metrics":[{"queue_time_ms":1}]}                                                                    | none
+			{"metrics":{"x":{"queue_time_ms":1},"y":[{"mean_itl_ms":2}]}}                                        | none
+			{"metrics":{"Queue_time_ms":1,"queue_time":2,"queue_time_ms_":3}}                                    | none
+			{"metrics":{"queue_time_ms":1,"queue_time_ms":2}}                                                    | 2.0 NaN NaN NaN -1
+			{"choices":[{"index":0,"delta":{"content":"x","metrics":{"queue_time_ms":1}},"metrics":{"queue_time_ms":1}}]} | none
+			{"choices":[{"delta":{"content":"\\"metrics\\":{\\"queue_time_ms\\":1}"}}]}                          | none
+			{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"metrics\\":{\\"queue_time_ms\\":1}}"}}]}}]} | none
+			{"choices":[],"usage":{"completion_tokens":3,"metrics":{"queue_time_ms":1}}}                         | none
+			{"x":{"metrics":{"queue_time_ms":1}}}                                                                | none
+			{"response":{"usage":{"metrics":{"queue_time_ms":1}},"output":[{"metrics":{"queue_time_ms":1}}]}}    | none
+			{"delta":{"metrics":{"queue_time_ms":1}},"type":"content_block_delta"}                               | none
+			{"queue_time_ms":1,"response":{"queue_time_ms":2}}                                                   | none
+			""")
+	void readsTheEnginesPerRequestMetricsOnlyAtTheirTwoPaths(String json, String expected) {
+		classify(json);
+		String engine = this.paths.engineMetrics() ? this.paths.queueMs() + " " + this.paths.firstTokenMs() + " "
+				+ this.paths.generationMs() + " " + this.paths.meanItlMs() + " " + this.paths.preemptions() : "none";
+		assertThat(engine).isEqualTo(expected);
+	}
+
+	@Test
+	void forgetsTheEnginesMetricsOnReset() {
+		classify("{\"metrics\":{\"queue_time_ms\":1,\"num_preemptions\":3}}");
+		assertThat(this.paths.engineMetrics()).isTrue();
+		classify("{\"choices\":[],\"usage\":{\"completion_tokens\":3}}");
+		assertThat(this.paths.engineMetrics()).isFalse();
+		assertThat(this.paths.queueMs()).isNaN();
+		assertThat(this.paths.preemptions()).isEqualTo(-1);
 	}
 
 	@Test
