@@ -15,6 +15,12 @@ import java.util.List;
  * samples describe no one engine) the cause is unknown.
  *
  * <p>
+ * When the events after the gap arrived in a burst (at least {@value #HELD_BACK_BURST} within half
+ * the stream's usual gap), the engine had produced them while the stream waited and they were held
+ * up after it (its API server, the network): {@code engine_other}, scope {@code after_engine},
+ * whatever the engine's gauges did.
+ *
+ * <p>
  * Otherwise what the other streams received during the gap decides which engine evidence can
  * explain it. vLLM's gauges and counters are engine-wide; tokengap sees every stream's events:
  * <ul>
@@ -64,6 +70,12 @@ final class CauseRules {
 
 	}
 
+	/**
+	 * Events of one choice within half its usual gap after a spike that say the engine had
+	 * produced them during it: at the usual pace there would be at most one.
+	 */
+	static final int HELD_BACK_BURST = 4;
+
 	private CauseRules() {
 	}
 
@@ -79,6 +91,11 @@ final class CauseRules {
 			return waited ? new Verdict(SpikeCause.CLIENT_BACKPRESSURE, List.of(SpikeCause.CLIENT_BACKPRESSURE),
 					SpikeScope.CLIENT)
 					: new Verdict(SpikeCause.ENGINE_OTHER, List.of(SpikeCause.ENGINE_OTHER), SpikeScope.HOST);
+		}
+		if (evidence.heldBack() >= HELD_BACK_BURST) {
+			// The events after the gap came in a burst: the engine had produced them while this
+			// stream waited, and something after it (its API server, the network) held them.
+			return new Verdict(SpikeCause.ENGINE_OTHER, List.of(SpikeCause.ENGINE_OTHER), SpikeScope.AFTER_ENGINE);
 		}
 		if (!evidence.engineCovered()) {
 			return new Verdict(SpikeCause.UNKNOWN, List.of(SpikeCause.UNKNOWN), SpikeScope.NO_ENGINE_DATA);

@@ -31,11 +31,14 @@ import dev.tokengap.backend.EngineSample;
  * @param peersResumed streams silent since well before the gap (preempted, waiting for their
  * recompute) that resumed in the step that ended it
  * @param recomputeTokens what those cost the engine to recompute: their prompts and outputs so far
+ * @param heldBack this stream's events that arrived within half its usual gap after the gap
+ * closed: a burst of them means the engine had produced them during the gap and they were held
+ * up after it
  */
 public record Evidence(boolean engineCovered, int engineSamples, Double preemptions, Double promptTokens,
 		Double promptTokensComputed, Double runningBefore, Double runningMax, Double waitingMax,
 		Double waitingForCapacityMax, Double kvUsageMax, long otherFirstTokens, long otherPromptTokens,
-		int peersDecoding, int peersFed, double peersQuietShare, long peersResumed, long recomputeTokens) {
+		int peersDecoding, int peersFed, double peersQuietShare, long peersResumed, long recomputeTokens, int heldBack) {
 
 	/**
 	 * Gathers the evidence of one spike, without other streams' view.
@@ -46,7 +49,7 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 	 * @return the evidence
 	 */
 	static Evidence of(Spike spike, EngineSample[] window, long staleNanos, long[] firstTokens) {
-		return of(spike, window, staleNanos, firstTokens, PeerView.NONE, new long[] { 0, 0 });
+		return of(spike, window, staleNanos, firstTokens, PeerView.NONE, new long[] { 0, 0 }, 0);
 	}
 
 	/**
@@ -57,10 +60,11 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 	 * @param firstTokens other streams' first tokens: {count, prompt tokens} inside the gap
 	 * @param peers what the other streams received during the gap
 	 * @param resumed {count, recompute tokens} of the waiting streams that resumed at its end
+	 * @param heldBack this stream's events in a burst right after the gap
 	 * @return the evidence
 	 */
 	static Evidence of(Spike spike, EngineSample[] window, long staleNanos, long[] firstTokens, PeerView peers,
-			long[] resumed) {
+			long[] resumed, int heldBack) {
 		int before = -1;
 		int after = -1;
 		for (int i = 0; i < window.length; i++) {
@@ -74,7 +78,7 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 		}
 		if (before < 0 || after < 0) {
 			return new Evidence(false, 0, null, null, null, null, null, null, null, null, firstTokens[0],
-					firstTokens[1], peers.decoding(), peers.fed(), quietShare(spike, peers), resumed[0], resumed[1]);
+					firstTokens[1], peers.decoding(), peers.fed(), quietShare(spike, peers), resumed[0], resumed[1], heldBack);
 		}
 		double runningMax = 0;
 		double waitingMax = 0;
@@ -93,7 +97,7 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 				delta(first.promptTokens(), last.promptTokens()),
 				delta(first.promptTokensComputed(), last.promptTokensComputed()), first.running(), runningMax,
 				waitingMax, Double.isNaN(capacityMax) ? null : capacityMax, kvMax, firstTokens[0], firstTokens[1],
-				peers.decoding(), peers.fed(), quietShare(spike, peers), resumed[0], resumed[1]);
+				peers.decoding(), peers.fed(), quietShare(spike, peers), resumed[0], resumed[1], heldBack);
 	}
 
 	/**

@@ -150,7 +150,7 @@ public final class SpikeAttributor implements AutoCloseable {
 			Evidence evidence = Evidence.of(spike, window, stale,
 					this.firstTokens.between(spike.previousArrivalNanos(),
 							spike.arrivalNanos() + Math.min(spike.upstreamGapNanos() / 4, 50_000_000L)),
-					peers, resumed);
+					peers, resumed, heldBack(spike, peers.self()));
 			CauseRules.Verdict verdict = CauseRules.verdict(spike, evidence, this.properties);
 			SpikeRecord record = SpikeRecord.of(spike, verdict, evidence);
 			keep(record);
@@ -171,6 +171,27 @@ public final class SpikeAttributor implements AutoCloseable {
 		catch (RuntimeException ex) {
 			logger.warn("Attributing a spike failed; streams are unaffected", ex);
 		}
+	}
+
+	/**
+	 * This stream's events (per choice) that arrived within half its usual gap after the gap
+	 * closed; read when the spike is judged, by when they have arrived.
+	 */
+	private int heldBack(Spike spike, StreamTimer timer) {
+		if (timer == null) {
+			return 0;
+		}
+		long usual = (long) (spike.thresholdNanos() / this.properties.spikeFactor());
+		long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
+		int n = timer.recentArrivals(arrivals);
+		int count = 0;
+		for (int i = 0; i < n; i++) {
+			long arrival = arrivals[i];
+			if (arrival > spike.arrivalNanos() && arrival <= spike.arrivalNanos() + usual / 2) {
+				count++;
+			}
+		}
+		return count / Math.max(1, timer.choices());
 	}
 
 	private void ended(StreamTimer timer) {

@@ -186,7 +186,7 @@ class CauseRulesTests {
 		return new Evidence(base.engineCovered(), base.engineSamples(), base.preemptions(), base.promptTokens(),
 				base.promptTokensComputed(), base.runningBefore(), base.runningMax(), base.waitingMax(),
 				base.waitingForCapacityMax(), base.kvUsageMax(), base.otherFirstTokens(), base.otherPromptTokens(),
-				decoding, fed, (fed > 0) ? 0.1 : 1.0, resumed, recomputeTokens);
+				decoding, fed, (fed > 0) ? 0.1 : 1.0, resumed, recomputeTokens, 0);
 	}
 
 	@Test
@@ -262,6 +262,20 @@ class CauseRulesTests {
 		CauseRules.Verdict verdict = CauseRules.verdict(LATE, evidence, PROPERTIES);
 		assertThat(verdict.cause()).isEqualTo(SpikeCause.PREEMPTION);
 		assertThat(verdict.scope()).isEqualTo(SpikeScope.ALONE);
+	}
+
+	@Test
+	void eventsThatFollowTheGapInABurstWereHeldUpAfterTheEngine() {
+		Evidence base = withPeers(6, 5, 0, 0, NONE, sample(900, 7, 1, 0.99, 10, 0), sample(1400, 6, 2, 0.99, 12, 0));
+		Evidence held = new Evidence(base.engineCovered(), base.engineSamples(), base.preemptions(),
+				base.promptTokens(), base.promptTokensComputed(), base.runningBefore(), base.runningMax(),
+				base.waitingMax(), base.waitingForCapacityMax(), base.kvUsageMax(), base.otherFirstTokens(),
+				base.otherPromptTokens(), 6, 5, 0.1, 0, 0, 29);
+		CauseRules.Verdict verdict = CauseRules.verdict(LATE, held, PROPERTIES);
+		assertThat(verdict.cause()).isEqualTo(SpikeCause.ENGINE_OTHER);
+		assertThat(verdict.scope()).isEqualTo(SpikeScope.AFTER_ENGINE);
+		assertThat(CauseRules.decide(LATE, base, PROPERTIES)).as("without the burst: its own preemption")
+			.isEqualTo(SpikeCause.PREEMPTION);
 	}
 
 }
