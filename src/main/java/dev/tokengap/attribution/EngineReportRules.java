@@ -21,7 +21,8 @@ import dev.tokengap.timing.StreamTimer;
  * network). That difference is spent on the stream's largest spikes first: a spike whose excess
  * over the stream's usual gap it covers (at least three quarters of it) happened after the
  * engine, so it is {@code engine_other} in scope {@code after_engine}, whatever the engine's
- * gauges did meanwhile (a preemption elsewhere, a queue).</li>
+ * gauges did meanwhile (a preemption elsewhere, a queue), and also when they could not be read
+ * ({@code unknown}).</li>
  * <li><b>Preemptions of this request</b>, where the engine counts them ({@code num_preemptions}):
  * none means a spike blamed on this stream's own preemption was not one (it is
  * {@code engine_other}); some mean a singled-out spike the gauges did not explain was.</li>
@@ -33,9 +34,10 @@ final class EngineReportRules {
 	/** Slack for the two clocks and the first event's bytes: 20 ms or 2% of the span. */
 	private static final long SLACK_NANOS = 20_000_000L;
 
+	/** Causes the engine's own decode time can overrule: its own, and "no engine data". */
 	private static final Set<String> ENGINE_SIDE = Set.of(SpikeCause.PREEMPTION.label(),
 			SpikeCause.PREFILL_INTERFERENCE.label(), SpikeCause.BATCH_GROWTH.label(), SpikeCause.QUEUE_PRESSURE.label(),
-			SpikeCause.ENGINE_OTHER.label());
+			SpikeCause.ENGINE_OTHER.label(), SpikeCause.UNKNOWN.label());
 
 	private EngineReportRules() {
 	}
