@@ -3,9 +3,7 @@ package dev.tokengap.attribution;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -83,13 +81,6 @@ class MixedKvPressureScenarioTests extends ScenarioSupport {
 			return SpikeCause.CLIENT_BACKPRESSURE;
 		}
 		return cause;
-	}
-
-	private void awaitTokens(String requestId, int tokens) {
-		Awaitility.await()
-			.pollInterval(2, TimeUnit.MILLISECONDS)
-			.atMost(Duration.ofSeconds(60))
-			.until(() -> this.simulator.engine().trace(requestId).size() >= tokens);
 	}
 
 }

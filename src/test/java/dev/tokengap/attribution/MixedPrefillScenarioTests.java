@@ -3,9 +3,7 @@ package dev.tokengap.attribution;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -62,13 +60,6 @@ class MixedPrefillScenarioTests extends ScenarioSupport {
 		double share = matrix("mixed_prefill", spikes, this::truthByCost);
 		assertThat(spikes).hasSizeGreaterThanOrEqualTo(6);
 		assertThat(share).as("share of spikes attributed to their true cause").isGreaterThanOrEqualTo(0.9);
-	}
-
-	private void awaitTokens(String requestId, int tokens) {
-		Awaitility.await()
-			.pollInterval(2, TimeUnit.MILLISECONDS)
-			.atMost(Duration.ofSeconds(60))
-			.until(() -> this.simulator.engine().trace(requestId).size() >= tokens);
 	}
 
 }

@@ -3,9 +3,7 @@ package dev.tokengap.attribution;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -76,13 +74,6 @@ class PrefixCacheScenarioTests extends ScenarioSupport {
 
 	private static Request longPrompt(String id) {
 		return Request.of(id, PROMPT_CHARS, 20).sharingPrefix(DOCUMENT_CHARS);
-	}
-
-	private void awaitTokens(String requestId, int tokens) {
-		Awaitility.await()
-			.pollInterval(2, TimeUnit.MILLISECONDS)
-			.atMost(Duration.ofSeconds(30))
-			.until(() -> this.simulator.engine().trace(requestId).size() >= tokens);
 	}
 
 }

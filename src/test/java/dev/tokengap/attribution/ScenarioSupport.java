@@ -181,6 +181,14 @@ abstract class ScenarioSupport {
 
 	}
 
+	/** Waits until the simulator has produced {@code tokens} output tokens of the request. */
+	void awaitTokens(String requestId, int tokens) {
+		org.awaitility.Awaitility.await()
+			.pollInterval(2, java.util.concurrent.TimeUnit.MILLISECONDS)
+			.atMost(Duration.ofSeconds(60))
+			.until(() -> this.simulator.engine().trace(requestId).size() >= tokens);
+	}
+
 	/** Waits until every started stream ended and their spikes have been judged. */
 	void awaitAll(List<Mono<Void>> streams) {
 		Mono.when(streams).block(Duration.ofSeconds(120));
@@ -199,27 +207,21 @@ abstract class ScenarioSupport {
 	 * step contained.
 	 */
 	SpikeCause truthFromTrace(SpikeRecord spike) {
-		List<TraceEntry> trace = this.simulator.engine().trace(spike.requestId());
-		TraceEntry entry = find(trace, spike.tokenIndex());
-		TraceEntry previous = find(trace, spike.tokenIndex() - 1);
-		if (entry == null || previous == null) {
+		Step step = step(spike);
+		if (step == null) {
 			return SpikeCause.UNKNOWN;
 		}
-		long engineGap = entry.stepEndNanos() - previous.stepEndNanos();
-		if (engineGap < spike.thresholdMs() * 1_000_000) {
+		if (step.onTime(spike)) {
 			return SpikeCause.ENGINE_OTHER;
 		}
+		TraceEntry entry = step.entry();
 		if (entry.preempted()) {
 			return SpikeCause.PREEMPTION;
 		}
 		if (entry.prefillTokensFromOthers() >= 1024) {
 			return SpikeCause.PREFILL_INTERFERENCE;
 		}
-		double usual = medianBatch(trace);
-		if (entry.batchSize() - usual >= 2 && entry.batchSize() >= 1.5 * usual) {
-			return SpikeCause.BATCH_GROWTH;
-		}
-		return SpikeCause.ENGINE_OTHER;
+		return step.grew() ? SpikeCause.BATCH_GROWTH : SpikeCause.ENGINE_OTHER;
 	}
 
 	/**
@@ -229,17 +231,13 @@ abstract class ScenarioSupport {
 	 * which tokengap sees only through scrapes. With other sequences in the step the stall was
 	 * theirs too, and a queue slows nobody's step: then it is nothing in the engine's scheduling.
 	 */
-		SpikeCause truthWithQueue(SpikeRecord spike) {
+	SpikeCause truthWithQueue(SpikeRecord spike) {
 		SpikeCause cause = truthFromTrace(spike);
-		List<TraceEntry> trace = this.simulator.engine().trace(spike.requestId());
-		TraceEntry entry = find(trace, spike.tokenIndex());
-		TraceEntry previous = find(trace, spike.tokenIndex() - 1);
-		if (cause != SpikeCause.ENGINE_OTHER || entry == null || previous == null
-				|| entry.stepEndNanos() - previous.stepEndNanos() < spike.thresholdMs() * 1_000_000) {
+		Step step = step(spike);
+		if (cause != SpikeCause.ENGINE_OTHER || step == null || step.onTime(spike)) {
 			return cause;
 		}
-		return (entry.batchSize() == 1 && entry.waitingForCapacity() > 0 && entry.kvCacheUsage() > 0.9)
-				? SpikeCause.QUEUE_PRESSURE : cause;
+		return step.aloneBesideAQueue() ? SpikeCause.QUEUE_PRESSURE : cause;
 	}
 
 	/**
@@ -254,29 +252,25 @@ abstract class ScenarioSupport {
 	 * of {@link #truthFromTrace}).
 	 */
 	SpikeCause truthByCost(SpikeRecord spike) {
-		List<TraceEntry> trace = this.simulator.engine().trace(spike.requestId());
-		TraceEntry entry = find(trace, spike.tokenIndex());
-		TraceEntry previous = find(trace, spike.tokenIndex() - 1);
-		if (entry == null || previous == null) {
+		Step step = step(spike);
+		if (step == null) {
 			return SpikeCause.UNKNOWN;
 		}
-		if (entry.stepEndNanos() - previous.stepEndNanos() < spike.thresholdMs() * 1_000_000) {
+		if (step.onTime(spike)) {
 			return SpikeCause.ENGINE_OTHER;
 		}
+		TraceEntry entry = step.entry();
 		if (entry.preempted()) {
 			return SpikeCause.PREEMPTION;
 		}
-		double usual = medianBatch(trace);
-		boolean grew = entry.batchSize() - usual >= 2 && entry.batchSize() >= 1.5 * usual;
-		long batch = grew ? (long) (this.simulator.engine().properties().stepCostPerSeq().toNanos()
-				* (entry.batchSize() - usual)) : 0;
+		long batch = step.grew() ? (long) (this.simulator.engine().properties().stepCostPerSeq().toNanos()
+				* (entry.batchSize() - step.usualBatch())) : 0;
 		long prefill = (entry.newPrefillTokensFromOthers() >= 1024) ? entry.newPrefillCostNanos() : 0;
 		long recompute = (entry.recomputeTokensFromOthers() >= 1024) ? entry.recomputeCostNanos() : 0;
 		long stall = entry.stepStallNanos();
 		long largest = Math.max(Math.max(batch, prefill), Math.max(recompute, stall));
 		if (largest == 0 || largest == stall) {
-			return (entry.batchSize() == 1 && entry.waitingForCapacity() > 0 && entry.kvCacheUsage() > 0.9)
-					? SpikeCause.QUEUE_PRESSURE : SpikeCause.ENGINE_OTHER;
+			return step.aloneBesideAQueue() ? SpikeCause.QUEUE_PRESSURE : SpikeCause.ENGINE_OTHER;
 		}
 		if (largest == prefill) {
 			return SpikeCause.PREFILL_INTERFERENCE;
@@ -286,11 +280,44 @@ abstract class ScenarioSupport {
 
 	/** Whether the engine step that produced the spike's token ended on time. */
 	boolean engineOnTime(SpikeRecord spike) {
+		Step step = step(spike);
+		return step != null && step.onTime(spike);
+	}
+
+	/**
+	 * The trace entries of the token that ended a spike's gap and of the one before, with the
+	 * request's whole trace.
+	 */
+	private record Step(List<TraceEntry> trace, TraceEntry entry, TraceEntry previous) {
+
+		boolean onTime(SpikeRecord spike) {
+			return this.entry.stepEndNanos() - this.previous.stepEndNanos() < spike.thresholdMs() * 1_000_000;
+		}
+
+		double usualBatch() {
+			return medianBatch(this.trace);
+		}
+
+		/** The batch grew by 2 or more and by 1.5x over the request's usual batch. */
+		boolean grew() {
+			double usual = usualBatch();
+			return this.entry.batchSize() - usual >= 2 && this.entry.batchSize() >= 1.5 * usual;
+		}
+
+		/** Ran alone in its step while requests waited for capacity beside a KV cache over 0.9 full. */
+		boolean aloneBesideAQueue() {
+			return this.entry.batchSize() == 1 && this.entry.waitingForCapacity() > 0
+					&& this.entry.kvCacheUsage() > 0.9;
+		}
+
+	}
+
+	/** The step of a spike's token, or null when the trace no longer holds it. */
+	private Step step(SpikeRecord spike) {
 		List<TraceEntry> trace = this.simulator.engine().trace(spike.requestId());
 		TraceEntry entry = find(trace, spike.tokenIndex());
 		TraceEntry previous = find(trace, spike.tokenIndex() - 1);
-		return entry != null && previous != null
-				&& entry.stepEndNanos() - previous.stepEndNanos() < spike.thresholdMs() * 1_000_000;
+		return (entry == null || previous == null) ? null : new Step(trace, entry, previous);
 	}
 
 	private static double medianBatch(List<TraceEntry> trace) {
