@@ -150,4 +150,44 @@ class StreamTimerTests {
 		assertThat(this.timer.jitterRatio(10)).isCloseTo(10.0, within(0.2));
 	}
 
+	@Test
+	void keepsTheArrivalsOfTheLastContentEventsNewestFirst() {
+		long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
+		assertThat(this.timer.recentArrivals(arrivals)).as("none before the first content event").isZero();
+		assertThat(this.timer.lastArrivalNanos()).isEqualTo(-1);
+		for (int i = 0; i < 3; i++) {
+			this.timer.onContent(i % 2, (100 + i) * MS, (101 + i) * MS);
+		}
+		assertThat(this.timer.recentArrivals(arrivals)).isEqualTo(3);
+		assertThat(arrivals).startsWith(102 * MS, 101 * MS, 100 * MS);
+		assertThat(this.timer.firstArrivalNanos()).isEqualTo(100 * MS);
+		assertThat(this.timer.lastArrivalNanos()).isEqualTo(102 * MS);
+		assertThat(this.timer.recentArrivalsWrapped()).isFalse();
+	}
+
+	@Test
+	void keepsOnlyTheLastSixtyFourArrivals() {
+		for (int i = 0; i < 100; i++) {
+			this.timer.onContent(0, i * MS, i * MS + 1);
+		}
+		long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
+		assertThat(this.timer.recentArrivals(arrivals)).isEqualTo(64);
+		assertThat(arrivals[0]).isEqualTo(99 * MS);
+		assertThat(arrivals[63]).isEqualTo(36 * MS);
+		assertThat(this.timer.recentArrivalsWrapped()).isTrue();
+		long[] few = new long[5];
+		assertThat(this.timer.recentArrivals(few)).isEqualTo(5);
+		assertThat(few).containsExactly(99 * MS, 98 * MS, 97 * MS, 96 * MS, 95 * MS);
+	}
+
+	@Test
+	void keepsTheEnginesFirstReport() {
+		EngineReport first = new EngineReport(1, 2, 3, 4, -1);
+		this.timer.engineReported(first);
+		this.timer.engineReported(new EngineReport(5, 6, 7, 8, 0));
+		assertThat(this.timer.engineReport()).isSameAs(first);
+		assertThat(first.hasGenerationTime()).isTrue();
+		assertThat(first.hasPreemptions()).isFalse();
+	}
+
 }
