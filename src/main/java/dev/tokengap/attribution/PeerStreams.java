@@ -45,10 +45,6 @@ final class PeerStreams {
 		}
 	}
 
-	int size() {
-		return this.live.size();
-	}
-
 	/**
 	 * What the other streams received during one stream's gap, taken as the gap closes: the live
 	 * ones, and those that ended inside it.
