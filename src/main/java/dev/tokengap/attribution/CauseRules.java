@@ -15,8 +15,8 @@ import java.util.List;
  * samples describe no one engine) the cause is unknown.
  *
  * <p>
- * When the events after the gap arrived in a burst (at least {@value #HELD_BACK_BURST} within half
- * the stream's usual gap), the engine had produced them while the stream waited and they were held
+ * When the events after the gap arrived in a burst (at least {@value #HELD_BACK_BURST} per choice within half
+ * an engine step, the stream's pace before the gap), the engine had produced them while the stream waited and they were held
  * up after it (its API server, the network): {@code engine_other}, scope {@code after_engine},
  * whatever the engine's gauges did.
  *
@@ -71,7 +71,7 @@ final class CauseRules {
 	}
 
 	/**
-	 * Events of one choice within half its usual gap after a spike that say the engine had
+	 * Events of one choice within half an engine step after a spike that say the engine had
 	 * produced them during it: at the usual pace there would be at most one.
 	 */
 	static final int HELD_BACK_BURST = 4;

@@ -31,8 +31,8 @@ import dev.tokengap.backend.EngineSample;
  * @param peersResumed streams silent since well before the gap (preempted, waiting for their
  * recompute) that resumed in the step that ended it
  * @param recomputeTokens what those cost the engine to recompute: their prompts and outputs so far
- * @param heldBack this stream's events that arrived within half its usual gap after the gap
- * closed: a burst of them means the engine had produced them during the gap and they were held
+ * @param heldBack this stream's events (per choice) that arrived within half an engine step (its
+ * pace before the gap) after the gap closed: a burst of them means the engine had produced them during the gap and they were held
  * up after it
  */
 public record Evidence(boolean engineCovered, int engineSamples, Double preemptions, Double promptTokens,

@@ -48,6 +48,9 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	private static final long RESUME_TOLERANCE_NANOS = 50_000_000L;
 
+	/** Events before a gap its stream's pace is taken from. */
+	private static final int PACE_EVENTS = 9;
+
 	private static final EngineSample[] NO_SAMPLES = {};
 
 	private final AttributionProperties properties;
@@ -174,24 +177,34 @@ public final class SpikeAttributor implements AutoCloseable {
 	}
 
 	/**
-	 * This stream's events (per choice) that arrived within half its usual gap after the gap
-	 * closed; read when the spike is judged, by when they have arrived.
+	 * This stream's events (per choice) that arrived within half an engine step after the gap
+	 * closed, the step being the stream's pace before the gap (its last few events' mean interval
+	 * times its choices); read when the spike is judged, by when they have arrived. 0 when the
+	 * stream had too few events before the gap to know its pace.
 	 */
-	private int heldBack(Spike spike, StreamTimer timer) {
+	static int heldBack(Spike spike, StreamTimer timer) {
 		if (timer == null) {
 			return 0;
 		}
-		long usual = (long) (spike.thresholdNanos() / this.properties.spikeFactor());
 		long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
 		int n = timer.recentArrivals(arrivals);
+		int firstBefore = 0;
+		while (firstBefore < n && arrivals[firstBefore] > spike.previousArrivalNanos()) {
+			firstBefore++;
+		}
+		int before = Math.min(PACE_EVENTS, n - firstBefore);
+		if (before < 3) {
+			return 0;
+		}
+		int choices = Math.max(1, timer.choices());
+		long step = (arrivals[firstBefore] - arrivals[firstBefore + before - 1]) * choices / (before - 1);
 		int count = 0;
-		for (int i = 0; i < n; i++) {
-			long arrival = arrivals[i];
-			if (arrival > spike.arrivalNanos() && arrival <= spike.arrivalNanos() + usual / 2) {
+		for (int i = 0; i < firstBefore; i++) {
+			if (arrivals[i] > spike.arrivalNanos() && arrivals[i] <= spike.arrivalNanos() + step / 2) {
 				count++;
 			}
 		}
-		return count / Math.max(1, timer.choices());
+		return count / choices;
 	}
 
 	private void ended(StreamTimer timer) {
