@@ -53,8 +53,6 @@ public final class ExchangeRecorder {
 
 	private boolean live;
 
-	private boolean engineReported;
-
 	private volatile int status = -1;
 
 	private volatile long completedNanos = -1;
@@ -204,14 +202,13 @@ public final class ExchangeRecorder {
 
 	/**
 	 * Notes the engine's own figures for this stream (vLLM's per-request metrics), carried by an
-	 * event that was just written to the client; only the first report counts.
+	 * event that was just written to the client; only the first report counts (the timer keeps it).
 	 * @param report what the engine said
 	 */
 	public void engineReported(EngineReport report) {
-		if (this.closed != 0 || !this.live || this.engineReported) {
+		if (this.closed != 0 || !this.live) {
 			return;
 		}
-		this.engineReported = true;
 		try {
 			// Kept on the timer: attribution reads it when it judges or closes the stream's spikes.
 			this.timer.engineReported(report);

@@ -73,7 +73,11 @@ public final class StreamTimer {
 
 	private volatile EngineReport engineReport;
 
-	private volatile long[] recentArrivals;
+	/**
+	 * Written once, before the first release of {@link #recentCount}: a reader that acquires a
+	 * count above 0 sees it.
+	 */
+	private long[] recentArrivals;
 
 	/** Content events whose arrival is in the ring; published with release semantics. */
 	@SuppressWarnings("unused")
