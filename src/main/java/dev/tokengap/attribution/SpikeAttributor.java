@@ -160,14 +160,14 @@ public final class SpikeAttributor implements AutoCloseable {
 			log(record, evidence);
 			StreamTimer timer = peers.self();
 			if (timer == null || timer.isEnded()) {
-				close(timer, List.of(new Judged(spike, record)));
+				finish(timer, List.of(new Judged(spike, record)));
 			}
 			else {
 				this.open.computeIfAbsent(timer, (t) -> new ArrayList<>(2)).add(new Judged(spike, record));
 				if (this.open.size() > MAX_OPEN_STREAMS) {
 					Map.Entry<StreamTimer, List<Judged>> oldest = this.open.entrySet().iterator().next();
 					this.open.remove(oldest.getKey());
-					close(oldest.getKey(), oldest.getValue());
+					finish(oldest.getKey(), oldest.getValue());
 				}
 			}
 		}
@@ -212,7 +212,7 @@ public final class SpikeAttributor implements AutoCloseable {
 			this.executor.execute(() -> {
 				List<Judged> judged = this.open.remove(timer);
 				if (judged != null) {
-					close(timer, judged);
+					finish(timer, judged);
 				}
 			});
 		}
@@ -225,7 +225,7 @@ public final class SpikeAttributor implements AutoCloseable {
 	 * A stream's judged spikes are final: corrected by the engine's own figures when it reported
 	 * them, then counted.
 	 */
-	private void close(StreamTimer timer, List<Judged> judged) {
+	private void finish(StreamTimer timer, List<Judged> judged) {
 		try {
 			EngineReport report = (timer != null) ? timer.engineReport() : null;
 			List<SpikeRecord> records = (report != null)

@@ -182,11 +182,17 @@ class CauseRulesTests {
 	/** The evidence of LATE with what the other streams received during it. */
 	static Evidence withPeers(int decoding, int fed, long resumed, long recomputeTokens, long[] firstTokens,
 			EngineSample... window) {
+		return withPeers(decoding, fed, resumed, recomputeTokens, 0, firstTokens, window);
+	}
+
+	/** As above, with this stream's events in a burst right after the gap. */
+	static Evidence withPeers(int decoding, int fed, long resumed, long recomputeTokens, int heldBack,
+			long[] firstTokens, EngineSample... window) {
 		Evidence base = evidence(LATE, firstTokens, window);
 		return new Evidence(base.engineCovered(), base.engineSamples(), base.preemptions(), base.promptTokens(),
 				base.promptTokensComputed(), base.runningBefore(), base.runningMax(), base.waitingMax(),
 				base.waitingForCapacityMax(), base.kvUsageMax(), base.otherFirstTokens(), base.otherPromptTokens(),
-				decoding, fed, (fed > 0) ? 0.1 : 1.0, resumed, recomputeTokens, 0);
+				decoding, fed, (fed > 0) ? 0.1 : 1.0, resumed, recomputeTokens, heldBack);
 	}
 
 	@Test
@@ -267,10 +273,8 @@ class CauseRulesTests {
 	@Test
 	void eventsThatFollowTheGapInABurstWereHeldUpAfterTheEngine() {
 		Evidence base = withPeers(6, 5, 0, 0, NONE, sample(900, 7, 1, 0.99, 10, 0), sample(1400, 6, 2, 0.99, 12, 0));
-		Evidence held = new Evidence(base.engineCovered(), base.engineSamples(), base.preemptions(),
-				base.promptTokens(), base.promptTokensComputed(), base.runningBefore(), base.runningMax(),
-				base.waitingMax(), base.waitingForCapacityMax(), base.kvUsageMax(), base.otherFirstTokens(),
-				base.otherPromptTokens(), 6, 5, 0.1, 0, 0, 29);
+		Evidence held = withPeers(6, 5, 0, 0, 29, NONE, sample(900, 7, 1, 0.99, 10, 0),
+				sample(1400, 6, 2, 0.99, 12, 0));
 		CauseRules.Verdict verdict = CauseRules.verdict(LATE, held, PROPERTIES);
 		assertThat(verdict.cause()).isEqualTo(SpikeCause.ENGINE_OTHER);
 		assertThat(verdict.scope()).isEqualTo(SpikeScope.AFTER_ENGINE);

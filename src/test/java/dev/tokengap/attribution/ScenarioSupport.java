@@ -208,16 +208,11 @@ abstract class ScenarioSupport {
 	 */
 	SpikeCause truthFromTrace(SpikeRecord spike) {
 		Step step = step(spike);
-		if (step == null) {
-			return SpikeCause.UNKNOWN;
-		}
-		if (step.onTime(spike)) {
-			return SpikeCause.ENGINE_OTHER;
+		SpikeCause own = ownCause(step, spike);
+		if (own != null) {
+			return own;
 		}
 		TraceEntry entry = step.entry();
-		if (entry.preempted()) {
-			return SpikeCause.PREEMPTION;
-		}
 		if (entry.prefillTokensFromOthers() >= 1024) {
 			return SpikeCause.PREFILL_INTERFERENCE;
 		}
@@ -253,16 +248,11 @@ abstract class ScenarioSupport {
 	 */
 	SpikeCause truthByCost(SpikeRecord spike) {
 		Step step = step(spike);
-		if (step == null) {
-			return SpikeCause.UNKNOWN;
-		}
-		if (step.onTime(spike)) {
-			return SpikeCause.ENGINE_OTHER;
+		SpikeCause own = ownCause(step, spike);
+		if (own != null) {
+			return own;
 		}
 		TraceEntry entry = step.entry();
-		if (entry.preempted()) {
-			return SpikeCause.PREEMPTION;
-		}
 		long batch = step.grew() ? (long) (this.simulator.engine().properties().stepCostPerSeq().toNanos()
 				* (entry.batchSize() - step.usualBatch())) : 0;
 		long prefill = (entry.newPrefillTokensFromOthers() >= 1024) ? entry.newPrefillCostNanos() : 0;
@@ -276,6 +266,21 @@ abstract class ScenarioSupport {
 			return SpikeCause.PREFILL_INTERFERENCE;
 		}
 		return (largest == recompute) ? SpikeCause.PREEMPTION : SpikeCause.BATCH_GROWTH;
+	}
+
+	/**
+	 * What a spike's token says before the contents of its step are read: unknown when the trace
+	 * no longer holds it, nothing in the engine when its step ended on time, its own preemption;
+	 * else null.
+	 */
+	private static SpikeCause ownCause(Step step, SpikeRecord spike) {
+		if (step == null) {
+			return SpikeCause.UNKNOWN;
+		}
+		if (step.onTime(spike)) {
+			return SpikeCause.ENGINE_OTHER;
+		}
+		return step.entry().preempted() ? SpikeCause.PREEMPTION : null;
 	}
 
 	/** Whether the engine step that produced the spike's token ended on time. */
