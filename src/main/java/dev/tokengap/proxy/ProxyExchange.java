@@ -15,6 +15,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
+import reactor.core.scheduler.Schedulers;
 import reactor.netty.Connection;
 import reactor.netty.http.client.HttpClientResponse;
 import reactor.netty.http.server.HttpServerRequest;
@@ -32,6 +33,9 @@ import dev.tokengap.metrics.StreamOutcome;
 final class ProxyExchange {
 
 	private static final Log logger = LogFactory.getLog(ProxyExchange.class);
+
+	/** Bodies this long or longer are scanned for their facts off the event loop. */
+	static final int OFF_LOOP_BODY_BYTES = 256 * 1024;
 
 	private final ProxyHandler handler;
 
@@ -121,9 +125,59 @@ final class ProxyExchange {
 	}
 
 	private Mono<Void> forward(ByteBuf body) {
+		if (body.readableBytes() < OFF_LOOP_BODY_BYTES) {
+			RequestFacts facts;
+			try {
+				facts = RequestFacts.of(body, contentType());
+			}
+			catch (RuntimeException ex) {
+				// forward owns the body from the hand-over on
+				body.release();
+				return Mono.error(ex);
+			}
+			return send(body, facts);
+		}
+		// A long context: its scan would hold up every stream on this event loop for milliseconds.
+		// The scan holds a reference of its own, so a cancel while it runs frees nothing under it;
+		// the exchange's reference goes to send, or is released here if the scan never got there.
+		body.retain();
+		AtomicBoolean scanClaimed = new AtomicBoolean();
+		AtomicBoolean sent = new AtomicBoolean();
+		return Mono.fromCallable(() -> scan(body, scanClaimed))
+			.subscribeOn(Schedulers.boundedElastic())
+			.flatMap((facts) -> {
+				sent.set(true);
+				return send(body, facts);
+			})
+			.doFinally((signal) -> {
+				if (scanClaimed.compareAndSet(false, true)) {
+					body.release();
+				}
+				if (!sent.get()) {
+					body.release();
+				}
+			});
+	}
+
+	private RequestFacts scan(ByteBuf body, AtomicBoolean claimed) {
+		if (!claimed.compareAndSet(false, true)) {
+			return RequestFacts.NONE;
+		}
+		try {
+			return RequestFacts.of(body, contentType());
+		}
+		finally {
+			body.release();
+		}
+	}
+
+	private String contentType() {
+		return this.in.requestHeaders().get(HttpHeaderNames.CONTENT_TYPE);
+	}
+
+	private Mono<Void> send(ByteBuf body, RequestFacts facts) {
 		Mono<Void> exchange;
 		try {
-			RequestFacts facts = RequestFacts.of(body, this.in.requestHeaders().get(HttpHeaderNames.CONTENT_TYPE));
 			if (facts.stream()) {
 				this.recorder.streamRequested();
 			}
@@ -134,8 +188,7 @@ final class ProxyExchange {
 				.exchange(this.in, this.channel.eventLoop(), body, this.requestId, this::respond);
 		}
 		catch (RuntimeException ex) {
-			// forward owns the body from the hand-over on, also when it fails before the
-			// doFinally below is attached
+			// send owns the body, also when it fails before the doFinally below is attached
 			body.release();
 			return Mono.error(ex);
 		}

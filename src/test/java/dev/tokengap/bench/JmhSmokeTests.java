@@ -26,12 +26,15 @@ class JmhSmokeTests {
 	private static final List<String> BENCHMARKS = List.of("SseScannerBenchmark.scanChatChunk",
 			"SseScannerBenchmark.scanResponsesDelta",
 			"SseScannerBenchmark.scanByteBufAsTheRelayDoes", "RecordPathBenchmark.recordOneContentEvent",
-			"ExpositionParserBenchmark.parseEverySample", "ExpositionParserBenchmark.readEngineSample");
+			"ExpositionParserBenchmark.parseEverySample", "ExpositionParserBenchmark.readEngineSample",
+			"RequestFactsBenchmark.scan", "RequestFactsBenchmark.jacksonAsBefore");
 
 	@Test
 	void everyBenchmarkRunsOneShortIteration() throws RunnerException {
-		Options options = new OptionsBuilder().include("dev\\.tokengap\\.bench\\..*Benchmark\\.")
+		Options options = new OptionsBuilder().include("dev\\.tokengap\\.(bench|proxy)\\..*Benchmark\\.")
 			.forks(0)
+			// the request scanner's smallest body: the long ones are for real runs
+			.param("promptBytes", "200")
 			.warmupIterations(1)
 			.warmupTime(TimeValue.milliseconds(200))
 			.measurementIterations(1)

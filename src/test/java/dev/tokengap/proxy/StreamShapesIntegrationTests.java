@@ -30,7 +30,7 @@ import static org.awaitility.Awaitility.await;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo",
-				"tokengap.metrics.models=m-resp,m-msg,m-err,m-pre,m-n2,m-503,m-404,m-replay,m-audio,m-resp-fail" })
+				"tokengap.metrics.models=m-resp,m-msg,m-err,m-pre,m-n2,m-503,m-404,m-replay,m-audio,m-resp-fail,m-long" })
 class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 
 	private static final int TOKENS = 20;
@@ -106,6 +106,29 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 		post("/v1/chat/completions", "{\"model\":\"m-pre\",\"stream\":true}");
 		assertOutcome("m-pre", "chat_completions", "engine_error");
 		assertThat(scrape().value("tokengap_smooth_streams_total", "model_name", "m-pre")).isZero();
+	}
+
+	/**
+	 * A long context (over {@link ProxyExchange#OFF_LOOP_BODY_BYTES}, its facts read off the event
+	 * loop): the body reaches the engine byte for byte, and its model and stream flag, after the
+	 * prompt, still make it a timed stream under its model.
+	 */
+	@Test
+	void aLongContextIsForwardedWhole() {
+		StringBuilder prompt = new StringBuilder();
+		while (prompt.length() < 2 * ProxyExchange.OFF_LOOP_BODY_BYTES) {
+			prompt.append("Quote \\\"this\\\" and {keep} [every] bracket. ");
+		}
+		String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt
+				+ "\"}],\"model\":\"m-long\",\"stream\":true}";
+		upstream.stream(Step.list(Step.of(0, chat(0, "\"role\":\"assistant\",\"content\":\"\"")),
+				Step.of(0, chat(0, "\"content\":\"one\"")), Step.of(20, chat(0, "\"content\":\"two\"")),
+				Step.of(0, "data: [DONE]\n\n")));
+		post("/v1/chat/completions", body);
+		assertOutcome("m-long", "chat_completions", "completed");
+		assertThat(upstream.received("/v1/chat/completions")).filteredOn((r) -> r.body().contains("\"m-long\""))
+			.singleElement()
+			.satisfies((r) -> assertThat(r.body()).isEqualTo(body));
 	}
 
 	/**
