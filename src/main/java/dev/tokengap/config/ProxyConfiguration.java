@@ -155,8 +155,8 @@ class ProxyConfiguration {
 
 	@Bean
 	ProxyHandler httpHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels,
-			ProxyProperties proxy, UpstreamProperties upstreamProperties, NanoClock clock) {
-		return new ProxyHandler(upstream, meters, labels, proxy, upstreamProperties, clock);
+			ProxyProperties proxy, NanoClock clock) {
+		return new ProxyHandler(upstream, meters, labels, proxy, clock);
 	}
 
 }

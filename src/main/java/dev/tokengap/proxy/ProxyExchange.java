@@ -213,8 +213,6 @@ final class ProxyExchange {
 		if (live) {
 			this.recorder.streamStarted();
 		}
-		upstream.addHandlerFirst(UpstreamIdleTimeoutHandler.NAME,
-				new UpstreamIdleTimeoutHandler(this.handler.upstreamProperties().idleTimeout().toMillis()));
 		// Headers go out now, before the first event, as the engine sent them.
 		this.out.then().subscribe(null, (ex) -> {
 		});

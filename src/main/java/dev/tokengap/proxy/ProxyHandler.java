@@ -35,8 +35,6 @@ public final class ProxyHandler implements HttpHandler {
 
 	private final ProxyProperties properties;
 
-	private final UpstreamProperties upstreamProperties;
-
 	private final NanoClock clock;
 
 	private final LogRateLimiter errorLog;
@@ -47,16 +45,14 @@ public final class ProxyHandler implements HttpHandler {
 	 * @param meters the meter catalogue
 	 * @param labels the model label policy
 	 * @param properties inbound limits
-	 * @param upstreamProperties upstream timeouts
 	 * @param clock the clock events are timed with
 	 */
 	public ProxyHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels,
-			ProxyProperties properties, UpstreamProperties upstreamProperties, NanoClock clock) {
+			ProxyProperties properties, NanoClock clock) {
 		this.upstream = upstream;
 		this.meters = meters;
 		this.labels = labels;
 		this.properties = properties;
-		this.upstreamProperties = upstreamProperties;
 		this.clock = clock;
 		this.errorLog = new LogRateLimiter(ERROR_LOG_LINES_PER_SECOND, clock);
 	}
@@ -82,10 +78,6 @@ public final class ProxyHandler implements HttpHandler {
 
 	ProxyProperties properties() {
 		return this.properties;
-	}
-
-	UpstreamProperties upstreamProperties() {
-		return this.upstreamProperties;
 	}
 
 	NanoClock clock() {

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -42,8 +43,6 @@ public final class UpstreamClient {
 	private static final Set<String> NOT_FORWARDED = Set.of("host", "content-length", "x-forwarded-for",
 			"x-forwarded-proto", "x-forwarded-host", "x-request-id");
 
-	private static final Object HEADERS_IN = new Object();
-
 	private final Map<EventLoop, HttpClient> clients = new ConcurrentHashMap<>();
 
 	private final List<ConnectionProvider> providers = new CopyOnWriteArrayList<>();
@@ -54,12 +53,18 @@ public final class UpstreamClient {
 
 	private final UpstreamProperties properties;
 
+	private final long responseTimeoutNanos;
+
+	private final long idleTimeoutNanos;
+
 	/**
 	 * Creates the client and its connection pool.
 	 * @param properties where the engine is and the timeouts
 	 */
 	public UpstreamClient(UpstreamProperties properties) {
 		this.properties = properties;
+		this.responseTimeoutNanos = properties.responseTimeout().toNanos();
+		this.idleTimeoutNanos = properties.idleTimeout().toNanos();
 		URI url = properties.url();
 		String path = (url.getRawPath() == null) ? "" : url.getRawPath();
 		this.base = url.getScheme() + "://" + url.getRawAuthority()
@@ -92,6 +97,7 @@ public final class UpstreamClient {
 			.keepAlive(true)
 			.compress(false)
 			.followRedirect(false)
+			.doOnChannelInit((observer, channel, address) -> UpstreamTimeouts.install(channel))
 			// Never replay a request the engine may have started (a retried POST would generate twice).
 			.disableRetry(true);
 	}
@@ -110,9 +116,11 @@ public final class UpstreamClient {
 	Mono<Void> exchange(HttpServerRequest in, EventLoop loop, ByteBuf body, String requestId,
 			BiFunction<HttpClientResponse, Connection, Mono<Void>> onResponse) {
 		HttpMethod method = in.method();
+		Deadlines deadlines = new Deadlines();
 		return clientOn(loop).request(method)
 			.uri(this.base + in.uri())
 			.send((request, out) -> {
+				deadlines.begin(((Connection) request).channel(), this.responseTimeoutNanos);
 				HttpHeaders headers = request.requestHeaders();
 				String host = headers.get(HttpHeaderNames.HOST);
 				headers.clear();
@@ -126,13 +134,37 @@ public final class UpstreamClient {
 				headers.set(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.readableBytes()));
 				return out.send(Mono.fromSupplier(body::retainedDuplicate));
 			})
-			// Deferred, so that the response is handed over only once HEADERS_IN has passed the
-			// timeout below: a timeout that fires first never meets a response already half sent.
-			.responseConnection((response, connection) -> Flux.concat(Mono.just(HEADERS_IN),
-					Mono.defer(() -> onResponse.apply(response, connection))))
-			.timeout(Mono.delay(this.properties.responseTimeout()), (item) -> Mono.never())
+			.responseConnection((response, connection) -> {
+				deadlines.headersIn(this.idleTimeoutNanos);
+				return onResponse.apply(response, connection);
+			})
 			.onErrorMap(this::beforeResponse)
+			.doFinally((signal) -> deadlines.done())
 			.then();
+	}
+
+	/** One request's deadlines on the connection it was sent on. */
+	private static final class Deadlines {
+
+		private UpstreamTimeouts timeouts;
+
+		private long ticket;
+
+		void begin(Channel channel, long responseTimeoutNanos) {
+			this.timeouts = UpstreamTimeouts.of(channel);
+			this.ticket = this.timeouts.awaitHeaders(responseTimeoutNanos);
+		}
+
+		void headersIn(long idleTimeoutNanos) {
+			this.timeouts.headersIn(this.ticket, idleTimeoutNanos);
+		}
+
+		void done() {
+			if (this.timeouts != null) {
+				this.timeouts.done(this.ticket);
+			}
+		}
+
 	}
 
 	private static boolean hasBody(HttpServerRequest in, ByteBuf body) {
