@@ -22,6 +22,8 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
  * <li>{@code sim} is used only by {@code config};</li>
  * <li>{@code bench} is used only by the entry point, {@link TokengapApplication}.</li>
  * </ul>
+ * And the overhead benchmark's lab harness ({@code dev.tokengap.lab}, test sources) stays out of the
+ * jar: no production class is one of its classes or uses them.
  */
 class ArchitectureTests {
 
@@ -81,6 +83,26 @@ class ArchitectureTests {
 			.should()
 			.onlyHaveDependentClassesThat(
 					resideInAPackage("dev.tokengap.bench..").or(equivalentTo(TokengapApplication.class)))
+			.check(CLASSES);
+	}
+
+	@Test
+	void theLabHarnessStaysOutOfTheJar() {
+		noClasses().should()
+			.resideInAPackage("dev.tokengap.lab..")
+			.orShould()
+			.haveSimpleName("OverheadProbe")
+			.orShould()
+			.haveSimpleName("StampedSseBackend")
+			.orShould()
+			.haveSimpleName("ProbeStream")
+			.orShould()
+			.haveSimpleName("ProcessStats")
+			.orShould()
+			.haveSimpleName("ReadStamp")
+			.orShould()
+			.dependOnClassesThat()
+			.resideInAPackage("dev.tokengap.lab..")
 			.check(CLASSES);
 	}
 
