@@ -28,6 +28,8 @@ import dev.tokengap.deploy.AlertRules.Alert;
 import dev.tokengap.deploy.Dashboards.Dashboard;
 import dev.tokengap.deploy.Dashboards.Query;
 import dev.tokengap.deploy.PrometheusApi.Result;
+import dev.tokengap.testsupport.MetricsContract;
+import dev.tokengap.testsupport.ProjectFiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

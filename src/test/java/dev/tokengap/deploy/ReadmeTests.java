@@ -7,6 +7,9 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
+import dev.tokengap.testsupport.MetricsContract;
+import dev.tokengap.testsupport.ProjectFiles;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

@@ -1,4 +1,4 @@
-package dev.tokengap.deploy;
+package dev.tokengap.testsupport;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -15,7 +15,7 @@ import java.util.stream.Stream;
  * The series of {@code docs/metrics-contract.md}: every {@code tokengap_*} name of its tables with
  * its type, so that a dashboard or rule that names anything else fails the build.
  */
-final class MetricsContract {
+public final class MetricsContract {
 
 	private static final Pattern ROW = Pattern
 		.compile("^\\|\\s*`(tokengap_[a-z0-9_]+)(?:\\{[^}]*\\})?`\\s*\\|\\s*(histogram|counter|gauge)\\b", Pattern.MULTILINE);
@@ -26,7 +26,7 @@ final class MetricsContract {
 		this.types = Collections.unmodifiableMap(types);
 	}
 
-	static MetricsContract load() {
+	public static MetricsContract load() {
 		Map<String, String> types = new LinkedHashMap<>();
 		Matcher row = ROW.matcher(ProjectFiles.read("docs/metrics-contract.md"));
 		while (row.find()) {
@@ -36,7 +36,7 @@ final class MetricsContract {
 	}
 
 	/** Contract names with their type ({@code histogram}, {@code counter}, {@code gauge}). */
-	Map<String, String> types() {
+	public Map<String, String> types() {
 		return this.types;
 	}
 
@@ -44,7 +44,7 @@ final class MetricsContract {
 	 * Returns the contract name a scraped series belongs to ({@code x} for {@code x_bucket},
 	 * {@code x_sum} and {@code x_count} of a histogram), or {@code null} when it is not in the contract.
 	 */
-	String familyOf(String series) {
+	public String familyOf(String series) {
 		if ("histogram".equals(this.types.get(series))) {
 			return null; // a histogram is only ever queried through its _bucket, _sum or _count
 		}
@@ -66,7 +66,7 @@ final class MetricsContract {
 	 * Whether this build's code names the series: false for contract series another branch is still
 	 * adding (the queries on them are then reported as pending instead of failing).
 	 */
-	static boolean implementedInMainSources(String family) {
+	public static boolean implementedInMainSources(String family) {
 		String literal = "\"" + family + "\"";
 		try (Stream<Path> files = Files.walk(ProjectFiles.path("src/main/java"))) {
 			return files.filter((file) -> file.toString().endsWith(".java"))
