@@ -33,6 +33,10 @@ BEFORE_PORT=27580
 
 ls target/tokengap-*.jar >/dev/null 2>&1 || ./mvnw -q -B package -DskipTests
 JAR=$(ls target/tokengap-*.jar | head -n 1)
+# The lab harness (dev.tokengap.lab, test sources: not in the jar) runs from the test classpath.
+[ -f target/test-classpath.txt ] && [ -f target/test-classes/dev/tokengap/lab/OverheadProbe.class ] \
+  || ./mvnw -q -B test-compile dependency:build-classpath -Dmdep.outputFile=target/test-classpath.txt -Dmdep.includeScope=test
+LAB_CP="$PWD/target/test-classes:$PWD/target/classes:$(cat target/test-classpath.txt)"
 command -v nginx >/dev/null 2>&1 || {
   echo "overhead: installing Debian's nginx"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
@@ -50,9 +54,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "overhead: failed (status $?) at line $LINENO" >&2' ERR
 
-launch() { # launch JAVA MAIN ARGS... : a Java main from the jar (not the Spring app), in place
+launch() { # launch JAVA MAIN ARGS... : a main of the lab harness (not the Spring app), in place
   local java=$1 main=$2; shift 2
-  exec "$java" -Dloader.main="$main" -cp "$JAR" org.springframework.boot.loader.launch.PropertiesLauncher "$@"
+  exec "$java" -cp "$LAB_CP" "$main" "$@"
 }
 
 start_tokengap() { # start_tokengap NAME JAVA PORT JVM-FLAGS...
@@ -71,7 +75,7 @@ wait_for() {
 
 probe() { # probe TARGET URL STREAMS INTERVAL ROUND SESSION PIDS [MEASURE_S]
   echo "overhead: $(date +%T) $6 round $5: $1, $3 streams x $4 ms" >&2
-  (launch "$JAVA17" dev.tokengap.bench.OverheadProbe --url "$2" --target "$1" --streams "$3" \
+  (launch "$JAVA17" dev.tokengap.lab.OverheadProbe --url "$2" --target "$1" --streams "$3" \
     --interval-ms "$4" --round "$5" --session "$6" --pids "$7" --warmup-s "$WARMUP_S" \
     --measure-s "${8:-$MEASURE_S}" --out "$RESULTS") | cut -c1-240
 }
@@ -79,7 +83,7 @@ probe() { # probe TARGET URL STREAMS INTERVAL ROUND SESSION PIDS [MEASURE_S]
 echo "overhead: machine $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The stamped backend.
-(launch "$JAVA17" dev.tokengap.bench.StampedSseBackend --port $BACKEND_PORT) >"$OUT/backend.log" 2>&1 &
+(launch "$JAVA17" dev.tokengap.lab.StampedSseBackend --port $BACKEND_PORT) >"$OUT/backend.log" 2>&1 &
 PIDS+=($!)
 wait_for "http://127.0.0.1:$BACKEND_PORT/health" backend
 

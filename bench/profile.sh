@@ -14,6 +14,10 @@ JAVA25=${JAVA25:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}
 BACKEND_PORT=27100 TG_PORT=27180 NGINX_PORT=27200
 ls target/tokengap-*.jar >/dev/null 2>&1 || ./mvnw -q -B package -DskipTests
 JAR=$(ls target/tokengap-*.jar | head -n 1)
+# The lab harness (dev.tokengap.lab, test sources: not in the jar) runs from the test classpath.
+[ -f target/test-classpath.txt ] && [ -f target/test-classes/dev/tokengap/lab/OverheadProbe.class ] \
+  || ./mvnw -q -B test-compile dependency:build-classpath -Dmdep.outputFile=target/test-classpath.txt -Dmdep.includeScope=test
+LAB_CP="$PWD/target/test-classes:$PWD/target/classes:$(cat target/test-classpath.txt)"
 for tool in strace nginx; do
   command -v $tool >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $tool >/dev/null
 done
@@ -22,15 +26,14 @@ OUT=$(cd "$OUT" && pwd)
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
-launch() { local java=$1 main=$2; shift 2
-  exec "$java" -Dloader.main="$main" -cp "$JAR" org.springframework.boot.loader.launch.PropertiesLauncher "$@"; }
+launch() { local java=$1 main=$2; shift 2; exec "$java" -cp "$LAB_CP" "$main" "$@"; }
 wait_for() { for _ in $(seq 120); do curl -sf -o /dev/null "$1" && return 0; sleep 0.5; done; exit 1; }
 probe() { # probe URL STREAMS INTERVAL MEASURE_S
-  (launch "$JAVA17" dev.tokengap.bench.OverheadProbe --url "$1" --target x --streams "$2" --interval-ms "$3" \
+  (launch "$JAVA17" dev.tokengap.lab.OverheadProbe --url "$1" --target x --streams "$2" --interval-ms "$3" \
     --warmup-s 3 --measure-s "$4")
 }
 
-(launch "$JAVA17" dev.tokengap.bench.StampedSseBackend --port $BACKEND_PORT) >"$OUT/backend.log" 2>&1 &
+(launch "$JAVA17" dev.tokengap.lab.StampedSseBackend --port $BACKEND_PORT) >"$OUT/backend.log" 2>&1 &
 PIDS+=($!)
 wait_for "http://127.0.0.1:$BACKEND_PORT/health"
 "$JAVA17" -Xmx256m -jar "$JAR" --server.port=$TG_PORT --management.server.port=$((TG_PORT + 1)) \

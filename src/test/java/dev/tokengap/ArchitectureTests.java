@@ -5,16 +5,35 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.equivalentTo;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
- * The package rules of style.md: dependencies point one way, and the pure packages stay pure.
+ * The package rules of CONTRIBUTING.md, checked on the production classes:
+ * <ul>
+ * <li>no cycles between the packages under {@code dev.tokengap};</li>
+ * <li>{@code sse} and {@code timing} are pure Java: they use only the JDK and each other;</li>
+ * <li>nothing depends on {@code config} (wiring) or {@code proxy} but they and the entry point;</li>
+ * <li>the hot path ({@code proxy}, {@code sse}, {@code timing}, {@code metrics}) does not depend on
+ * {@code attribution}, {@code backend} or {@code sim};</li>
+ * <li>{@code sim} is used only by {@code config};</li>
+ * <li>{@code bench} is used only by the entry point, {@link TokengapApplication}.</li>
+ * </ul>
+ * And the overhead benchmark's lab harness ({@code dev.tokengap.lab}, test sources) stays out of the
+ * jar: no production class is one of its classes or uses them.
  */
 class ArchitectureTests {
 
 	static final JavaClasses CLASSES = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
 		.importPackages("dev.tokengap");
+
+	@Test
+	void packagesAreFreeOfCycles() {
+		slices().matching("dev.tokengap.(*)..").should().beFreeOfCycles().check(CLASSES);
+	}
 
 	@Test
 	void sseAndTimingArePureJava() {
@@ -44,6 +63,46 @@ class ArchitectureTests {
 			.should()
 			.dependOnClassesThat()
 			.resideInAnyPackage("dev.tokengap.attribution..", "dev.tokengap.backend..", "dev.tokengap.sim..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void theSimulatorIsUsedOnlyByTheWiring() {
+		classes().that()
+			.resideInAPackage("dev.tokengap.sim..")
+			.should()
+			.onlyHaveDependentClassesThat()
+			.resideInAnyPackage("dev.tokengap.config..", "dev.tokengap.sim..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void theBenchCommandIsUsedOnlyByTheEntryPoint() {
+		classes().that()
+			.resideInAPackage("dev.tokengap.bench..")
+			.should()
+			.onlyHaveDependentClassesThat(
+					resideInAPackage("dev.tokengap.bench..").or(equivalentTo(TokengapApplication.class)))
+			.check(CLASSES);
+	}
+
+	@Test
+	void theLabHarnessStaysOutOfTheJar() {
+		noClasses().should()
+			.resideInAPackage("dev.tokengap.lab..")
+			.orShould()
+			.haveSimpleName("OverheadProbe")
+			.orShould()
+			.haveSimpleName("StampedSseBackend")
+			.orShould()
+			.haveSimpleName("ProbeStream")
+			.orShould()
+			.haveSimpleName("ProcessStats")
+			.orShould()
+			.haveSimpleName("ReadStamp")
+			.orShould()
+			.dependOnClassesThat()
+			.resideInAPackage("dev.tokengap.lab..")
 			.check(CLASSES);
 	}
 

@@ -9,6 +9,8 @@ import java.util.Set;
 
 import org.yaml.snakeyaml.Yaml;
 
+import dev.tokengap.testsupport.ProjectFiles;
+
 /**
  * The recording and alert rules of the one rules file, {@code helm/tokengap/files/tokengap-rules.yaml}.
  */

@@ -12,6 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
 import dev.tokengap.deploy.AlertRules.Alert;
+import dev.tokengap.testsupport.MetricsContract;
+import dev.tokengap.testsupport.ProjectFiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

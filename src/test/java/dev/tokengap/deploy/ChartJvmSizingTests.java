@@ -6,6 +6,8 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
+import dev.tokengap.testsupport.ProjectFiles;
+
 import static dev.tokengap.deploy.ChartTests.container;
 import static dev.tokengap.deploy.ChartTests.env;
 import static dev.tokengap.deploy.ChartTests.map;

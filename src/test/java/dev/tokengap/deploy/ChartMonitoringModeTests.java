@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.tokengap.deploy.ChartTests.Manifests;
+import dev.tokengap.testsupport.ProjectFiles;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 

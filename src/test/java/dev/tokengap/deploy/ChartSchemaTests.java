@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Set;
 
 import dev.tokengap.deploy.ChartTests.Manifests;
+import dev.tokengap.testsupport.ProjectFiles;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 

@@ -15,6 +15,8 @@ import com.marcnuri.helm.TemplateCommand;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
+import dev.tokengap.testsupport.ProjectFiles;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -11,6 +11,8 @@ import tools.jackson.databind.JsonNode;
 
 import dev.tokengap.deploy.Dashboards.Dashboard;
 import dev.tokengap.deploy.Dashboards.Query;
+import dev.tokengap.testsupport.MetricsContract;
+import dev.tokengap.testsupport.ProjectFiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

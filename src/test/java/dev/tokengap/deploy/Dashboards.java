@@ -11,6 +11,8 @@ import java.util.stream.Stream;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
+import dev.tokengap.testsupport.ProjectFiles;
+
 /**
  * The Grafana dashboards of {@code grafana/}: their panels, the PromQL of every panel target and
  * the queries of their template variables.

@@ -9,6 +9,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
+import dev.tokengap.testsupport.ProjectFiles;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

@@ -9,6 +9,7 @@ import java.util.Map;
 
 import dev.tokengap.deploy.StrictManifests.InferenceService;
 import dev.tokengap.deploy.StrictManifests.Manifests;
+import dev.tokengap.testsupport.ProjectFiles;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.ContainerPort;

@@ -3,6 +3,8 @@ package dev.tokengap.deploy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
+import dev.tokengap.testsupport.ProjectFiles;
+
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**

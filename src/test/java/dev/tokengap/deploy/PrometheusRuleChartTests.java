@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
 import dev.tokengap.deploy.ChartTests.Manifests;
+import dev.tokengap.testsupport.ProjectFiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -12,6 +12,8 @@ import org.testcontainers.containers.Network;
 import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.images.builder.ImageFromDockerfile;
 
+import dev.tokengap.testsupport.ProjectFiles;
+
 /**
  * The tokengap image, built once per test JVM from {@code docker/Dockerfile} and the jar Maven
  * packaged, and containers of it the way Kubernetes runs them (read-only root, /tmp writable).

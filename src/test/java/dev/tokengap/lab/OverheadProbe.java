@@ -1,4 +1,4 @@
-package dev.tokengap.bench;
+package dev.tokengap.lab;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -44,7 +44,7 @@ public final class OverheadProbe {
 		double warmupS = Double.parseDouble(o.getOrDefault("--warmup-s", "3"));
 		double measureS = Double.parseDouble(o.getOrDefault("--measure-s", "20"));
 		List<Integer> pids = pids(o.getOrDefault("--pids", ""));
-		BenchCommand.quietLogging();
+		LabLogging.quiet();
 		int events = (int) Math.ceil((warmupS + measureS + 1) * 1000 / intervalMs);
 		long start = System.nanoTime();
 		long windowStart = start + (long) (warmupS * 1e9);

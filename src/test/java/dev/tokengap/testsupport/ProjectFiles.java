@@ -1,4 +1,4 @@
-package dev.tokengap.deploy;
+package dev.tokengap.testsupport;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -7,29 +7,29 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The repository's own files (chart, rules, dashboards, README), found from the Maven base
- * directory whatever the working directory of the test JVM.
+ * The repository's own files (chart, rules, dashboards, README, the metrics contract), found from
+ * the Maven base directory whatever the working directory of the test JVM.
  */
-final class ProjectFiles {
+public final class ProjectFiles {
 
 	private static final Path ROOT = findRoot();
 
 	private ProjectFiles() {
 	}
 
-	static Path root() {
+	public static Path root() {
 		return ROOT;
 	}
 
-	static Path path(String relative) {
+	public static Path path(String relative) {
 		return ROOT.resolve(relative);
 	}
 
-	static String read(String relative) {
+	public static String read(String relative) {
 		return read(path(relative));
 	}
 
-	static String read(Path file) {
+	public static String read(Path file) {
 		try {
 			return Files.readString(file, StandardCharsets.UTF_8);
 		}

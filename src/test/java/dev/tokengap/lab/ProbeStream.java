@@ -1,4 +1,4 @@
-package dev.tokengap.bench;
+package dev.tokengap.lab;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.util.ByteProcessor;

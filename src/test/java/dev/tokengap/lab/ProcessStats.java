@@ -1,4 +1,4 @@
-package dev.tokengap.bench;
+package dev.tokengap.lab;
 
 import java.io.IOException;
 import java.nio.file.Files;

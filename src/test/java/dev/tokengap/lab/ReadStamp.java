@@ -1,4 +1,4 @@
-package dev.tokengap.bench;
+package dev.tokengap.lab;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;

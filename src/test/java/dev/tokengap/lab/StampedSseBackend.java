@@ -1,4 +1,4 @@
-package dev.tokengap.bench;
+package dev.tokengap.lab;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -26,8 +26,8 @@ import reactor.netty.http.server.HttpServerResponse;
  * GET  /v1/models, /metrics, /health                      enough of vLLM for tokengap's side calls
  * </pre>
  *
- * Run: {@code java -Dloader.main=dev.tokengap.bench.StampedSseBackend -cp tokengap.jar
- * org.springframework.boot.loader.launch.PropertiesLauncher --port 27100}.
+ * Run: {@code java -cp target/test-classes:target/classes:$(cat target/test-classpath.txt)
+ * dev.tokengap.lab.StampedSseBackend --port 27100} (see {@code bench/overhead.sh}).
  */
 public final class StampedSseBackend {
 
@@ -117,7 +117,7 @@ public final class StampedSseBackend {
 				default -> throw new IllegalArgumentException("unknown option " + args[i]);
 			}
 		}
-		BenchCommand.quietLogging();
+		LabLogging.quiet();
 		DisposableServer server = start(host, port);
 		System.out.println("stamped SSE backend on http://" + host + ":" + server.port());
 		server.onDispose().block();
