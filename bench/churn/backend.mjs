@@ -142,7 +142,8 @@ class Stream {
     this.start = performance.now();
     this.timer = null;
     this.cutAt = (FAULT > 0 && stats.streams % FAULT === FAULT - 1) ? Math.max(1, maxTokens >> 1) : -1;
-    this.evA = EV_A + this.id + EV_B;
+    this.evMid = EV_A + this.id + EV_B + 'null' + EV_C; // every content event but the last
+    this.evLast = EV_A + this.id + EV_B + '"length"' + EV_C;
     this.tick = () => this.send();
     stats.streams++;
     liveStreams++;
@@ -166,9 +167,8 @@ class Stream {
       return;
     }
     const last = this.k === this.maxTokens - 1;
-    const head = this.evA + (last ? '"length"' : 'null') + EV_C;
-    const stamp = process.hrtime.bigint().toString();
-    const ev = head + stamp + EV_D;
+    const head = last ? this.evLast : this.evMid;
+    const ev = head + process.hrtime.bigint() + EV_D; // stamped right before the write
     this.socket.write(ev.length.toString(16) + CRLF + ev + CRLF);
     stats.events++;
     this.k++;
