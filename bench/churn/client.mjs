@@ -12,7 +12,7 @@
 //                                         one (on the connection it freed). The first C start
 //                                         spread over 1 s and ask for a uniform 1..N tokens (the
 //                                         closed loop's steady state), so ends are spread out.
-//   mix --rate R --min-tokens A --max-tokens B [--seed S]
+//   mix --rate R --min-tokens A --max-tokens B [--seed S]  (rate 35, 64..512 by default)
 //                                         open loop: Poisson arrivals at R streams/s, max_tokens
 //                                         uniform in [A, B] (seeded PRNG). At t = 0 the steady
 //                                         state's R x E[duration] streams start over 1 s, with the
@@ -35,7 +35,8 @@
 // flight at some point of the window (first-event and rate latencies: those sent in the window).
 // --pids: the target's processes; their utime+stime over the window and the sum of their VmHWM
 // (reset at the window's start). --backend-pids likewise (CPU only). One JSON line per run is
-// appended to --out; a one-line summary goes to stderr. --interval-ms (default 20) is the
+// appended to --out, labelled --scenario (default fixed-N, mix-A-B, rate-R, with -cC / -rR when
+// the concurrency / mix rate is not 200 / 35); a one-line summary goes to stderr. --interval-ms (default 20) is the
 // backend's, used only to bound the drain.
 import net from 'node:net';
 import fs from 'node:fs';
@@ -71,8 +72,8 @@ const SESSION = o.session ?? '';
 const OUT = o.out ?? '';
 if (!['fixed', 'mix', 'rate'].includes(MODE)) throw new Error('--mode must be fixed, mix or rate');
 const STREAMING = MODE !== 'rate';
-const SCENARIO = o.scenario ?? (MODE === 'fixed' ? `fixed-${TOKENS}` : MODE === 'mix'
-  ? `mix-${MIN_TOKENS}-${MAX_TOKENS}` : `rate-${RATE}`);
+const SCENARIO = o.scenario ?? (MODE === 'fixed' ? `fixed-${TOKENS}${CONCURRENCY === 200 ? '' : `-c${CONCURRENCY}`}`
+  : MODE === 'mix' ? `mix-${MIN_TOKENS}-${MAX_TOKENS}${RATE === 35 ? '' : `-r${RATE}`}` : `rate-${RATE}`);
 const LONGEST_MS = MODE === 'fixed' ? TOKENS * INTERVAL_MS : MODE === 'mix' ? MAX_TOKENS * INTERVAL_MS : 0;
 const DRAIN_S = Number(o['drain-s'] ?? (LONGEST_MS / 1000 * 1.2 + 5));
 
