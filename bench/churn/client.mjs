@@ -165,7 +165,6 @@ class Request {
     this.lastRead = -1;
     this.lastCounted = false;
     this.status = 0;
-    this.measured = phase === 'window';
     this.sentInWindow = intendedNs >= WINDOW_START && intendedNs < WINDOW_END;
     this.finished = false;
     this.onEnd = null;
@@ -422,12 +421,14 @@ class Conn {
   }
 }
 
+// A request is measured when it was in flight at some point of the window: sent in it, or sent
+// before it and ended after its start.
 function finish(conn, req, ok, why) {
   if (req.finished) return;
   req.finished = true;
   if (conn.req === req) conn.req = null;
   inFlight--;
-  if (req.measured) {
+  if (req.sentInWindow || (req.intendedNs < WINDOW_START && nowNs() >= WINDOW_START)) {
     if (ok) c.completed++;
     else { c.failed++; failures[why] = (failures[why] || 0) + 1; }
   } else if (!ok && phase === 'warmup') {
@@ -469,17 +470,24 @@ function fixedLoop() {
   }
 }
 
+// Open loop: every request due by now is started (late ones too, with their intended time).
+// No request is meant for after the window; the window's end flushes any still due.
+let flushOpenLoop = () => {};
 function openLoop(gapMs, tokensOf) {
   let next = nowMs();
-  const pump = () => {
-    if (!issuing) return;
+  const due = () => {
     const now = nowMs();
-    while (next <= now && issuing) {
+    while (next <= now && next * 1e6 < WINDOW_END) {
       start(tokensOf(), next * 1e6, null);
       next += gapMs();
     }
-    setTimeout(pump, Math.max(0, next - nowMs()));
   };
+  const pump = () => {
+    if (!issuing) return;
+    due();
+    if (next * 1e6 < WINDOW_END) setTimeout(pump, Math.max(0, next - nowMs()));
+  };
+  flushOpenLoop = due;
   pump();
 }
 
@@ -524,7 +532,6 @@ const loop = monitorEventLoopDelay({ resolution: 10 });
 
 function windowStart() {
   phase = 'window';
-  for (const conn of all) if (conn.req) conn.req.measured = true; // in flight at the window's start
   maxInFlight = inFlight;
   for (const pid of PIDS) {
     try { fs.writeFileSync(`/proc/${pid}/clear_refs`, '5'); } catch { /* peak of the process's life */ }
@@ -538,6 +545,7 @@ function windowStart() {
 }
 
 function windowEnd() {
+  flushOpenLoop();
   phase = 'drain';
   issuing = false;
   win.ticks1 = ticks(PIDS);
@@ -561,7 +569,7 @@ function report() {
     if (conn.req) {
       const req = conn.req;
       conn.req = null;
-      if (req.measured) c.aborted++;
+      c.aborted++; // ends after the window's start: measured
       finish(conn, req, false, 'aborted');
     }
     conn.socket.destroy();
