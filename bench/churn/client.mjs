@@ -26,18 +26,21 @@
 // (failed).
 //
 // Measurement: --warmup-s not measured, then --measure-s measured, then no new requests while
-// those in flight finish (at most --drain-s, default the longest stream's duration + 5 s; then they
-// are aborted and counted failed). A content event is measured when its stamp falls in the window;
+// those in flight finish (at most --drain-s, default 1.2 x the longest stream's duration + 5 s;
+// then they are aborted and counted failed). A content event is measured when its stamp falls in the window;
 // its one-way delay = hrtime taken once per socket read (in the 'data' handler, before parsing)
 // minus its stamp. An event is coalesced when the same read completed another content event of
-// its stream. A stream fails unless it gets 200, exactly max_tokens content events, [DONE] and
-// the chunked terminator, with no socket error or close. Requests counted: every request in
-// flight at some point of the window (first-event and rate latencies: those sent in the window).
+// its stream. First-event latency: from the request's write (after the connect, if it opened a
+// connection) to the read that completed its first content event. A stream fails unless it gets
+// 200, exactly max_tokens content events, [DONE] and the chunked terminator, with no socket error
+// or close. Requests counted: every request in flight at some point of the window (first-event
+// and rate latencies: those sent in the window).
 // --pids: the target's processes; their utime+stime over the window and the sum of their VmHWM
 // (reset at the window's start). --backend-pids likewise (CPU only). One JSON line per run is
 // appended to --out, labelled --scenario (default fixed-N, mix-A-B, rate-R, with -cC / -rR when
-// the concurrency / mix rate is not 200 / 35); a one-line summary goes to stderr. --interval-ms (default 20) is the
-// backend's, used only to bound the drain.
+// the concurrency / mix rate is not 200 / 35); a one-line summary goes to stderr. The line also
+// holds the client's own CPU and event-loop delay p99: a client that lags inflates every row.
+// --interval-ms (default 20) is the backend's, used only to bound the drain.
 import net from 'node:net';
 import fs from 'node:fs';
 import { execSync } from 'node:child_process';
