@@ -11,7 +11,28 @@
 # Loads (streams x gap between events): 50 x 20 ms (2.5k events/s), 200 x 20 ms (10k/s),
 # 1000 x 50 ms (20k/s). Then tokengap on JDK 25 with G1 against generational ZGC.
 # Loopback only; every run asks for a fixed number of events and stops by itself.
-set -euo pipefail
+#
+# Then request churn (issue #13): a client and a backend that are not tokengap's code
+# (bench/churn/client.mjs, backend.mjs: Node, raw sockets, hand-written HTTP/1.1), with their own
+# tokengap (the same jar, JDK 17, -Xmx256m, defaults) and nginx (the same config) in front of the
+# Node backend, the same targets alternated the same way. Scenarios (CHURN, words):
+#   fixed:N    CHURN_CONCURRENCY streams always in flight, each of N tokens; a new request starts
+#              on the freed connection as one ends (fixed:100 ~ 100 requests/s, fixed:1000 ~ 10/s)
+#   mix:A-B    Poisson arrivals at MIX_RATE streams/s, max_tokens uniform in [A, B] (~200 in flight)
+#   rate:R     R non-streaming chat completions/s, evenly spaced, latency from the intended send
+# Raw lines in $OUT/churn.jsonl, tables and verdicts in $OUT/churn-report.md (bench/churn_report.py).
+#
+# Environment [defaults]:
+#   OUT [target/overhead]  MEASURE_S [20]  WARMUP_S [3]  ROUNDS [2]  JAVA17  JAVA25
+#   LOADS ["50:20 200:20 1000:50"]  long streams, Java probe and backend; "" skips that whole part
+#                                   (the GC comparison too)
+#   GC_LOADS ["200:20 1000:50"]     tokengap on JDK 25, G1 against ZGC; "" skips it
+#   CHURN ["fixed:100 fixed:1000 mix:64-512 rate:500 rate:2000"]  "" skips the churn part
+#   CHURN_CONCURRENCY [200]  MIX_RATE [35]  CHURN_INTERVAL_MS [20] (the Node backend's token gap)
+#   NODE [node]  TUNED_FLAGS, BEFORE_JAR: extra tokengap targets (see below), in both parts
+#
+#   LOADS="" CHURN="fixed:100 rate:500" bench/overhead.sh     # the churn scenarios only
+set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${OUT:-target/overhead}
@@ -21,7 +42,7 @@ ROUNDS=${ROUNDS:-2}
 JAVA17=${JAVA17:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
 JAVA25=${JAVA25:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}
 BACKEND_PORT=27100 TG_PORT=27180 NGINX_PORT=27200 G1_PORT=27280 ZGC_PORT=27380
-LOADS=${LOADS:-"50:20 200:20 1000:50"}
+LOADS=${LOADS-"50:20 200:20 1000:50"}
 GC_LOADS=${GC_LOADS-"200:20 1000:50"}
 # JVM flags of an optional fourth target, tokengap-tuned (same jar, same JDK 17, -Xmx256m).
 TUNED_FLAGS=${TUNED_FLAGS:-}
@@ -30,6 +51,13 @@ TUNED_PORT=27480
 # against after in one session.
 BEFORE_JAR=${BEFORE_JAR:-}
 BEFORE_PORT=27580
+# The churn part's own Node backend, tokengap (and tuned, before) and nginx.
+CHURN=${CHURN-"fixed:100 fixed:1000 mix:64-512 rate:500 rate:2000"}
+CHURN_CONCURRENCY=${CHURN_CONCURRENCY:-200}
+MIX_RATE=${MIX_RATE:-35}
+CHURN_INTERVAL_MS=${CHURN_INTERVAL_MS:-20}
+NODE=${NODE:-node}
+CB_PORT=27600 CTG_PORT=27680 CNGINX_PORT=27700 CTUNED_PORT=27780 CBEFORE_PORT=27880
 
 ls target/tokengap-*.jar >/dev/null 2>&1 || ./mvnw -q -B package -DskipTests
 JAR=$(ls target/tokengap-*.jar | head -n 1)
@@ -37,15 +65,19 @@ JAR=$(ls target/tokengap-*.jar | head -n 1)
 [ -f target/test-classpath.txt ] && [ -f target/test-classes/dev/tokengap/lab/OverheadProbe.class ] \
   || ./mvnw -q -B test-compile dependency:build-classpath -Dmdep.outputFile=target/test-classpath.txt -Dmdep.includeScope=test
 LAB_CP="$PWD/target/test-classes:$PWD/target/classes:$(cat target/test-classpath.txt)"
+if [ -n "$CHURN" ] && ! command -v "$NODE" >/dev/null 2>&1; then
+  echo "overhead: the churn scenarios need Node ($NODE), or CHURN=\"\"" >&2; exit 1
+fi
 command -v nginx >/dev/null 2>&1 || {
   echo "overhead: installing Debian's nginx"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
 }
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-rm -rf "$OUT" && mkdir -p "$OUT/nginx"
+rm -rf "$OUT" && mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 RESULTS="$OUT/results.jsonl"
+CHURN_RESULTS="$OUT/churn.jsonl"
 PIDS=()
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -59,13 +91,23 @@ launch() { # launch JAVA MAIN ARGS... : a main of the lab harness (not the Sprin
   exec "$java" -cp "$LAB_CP" "$main" "$@"
 }
 
-start_tokengap() { # start_tokengap NAME JAVA PORT JVM-FLAGS...
+start_tokengap() { # [UPSTREAM_PORT=..] start_tokengap NAME JAVA PORT JVM-FLAGS...
   local name=$1 java=$2 port=$3; shift 3
+  ports_free "$port" $((port + 1))
   "$java" -Xmx256m "$@" -jar "${START_JAR:-$JAR}" --server.port="$port" --management.server.port=$((port + 1)) \
-    --tokengap.upstream.url=http://127.0.0.1:$BACKEND_PORT >"$OUT/$name.log" 2>&1 &
+    --tokengap.upstream.url=http://127.0.0.1:${UPSTREAM_PORT:-$BACKEND_PORT} >"$OUT/$name.log" 2>&1 &
   PIDS+=($!)
   eval "${name}_PID=$!"
   wait_for "http://127.0.0.1:$((port + 1))/actuator/health" "$name"
+}
+
+ports_free() { # ports_free PORT...: another tenant's server on a port would answer our health checks
+  local port
+  for port in "$@"; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "overhead: port $port is already taken (another run on this machine?)" >&2; exit 1
+    fi
+  done
 }
 
 wait_for() {
@@ -80,31 +122,28 @@ probe() { # probe TARGET URL STREAMS INTERVAL ROUND SESSION PIDS [MEASURE_S]
     --measure-s "${8:-$MEASURE_S}" --out "$RESULTS") | cut -c1-240
 }
 
-echo "overhead: machine $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)"
-
-# The stamped backend.
-(launch "$JAVA17" dev.tokengap.lab.StampedSseBackend --port $BACKEND_PORT) >"$OUT/backend.log" 2>&1 &
-PIDS+=($!)
-wait_for "http://127.0.0.1:$BACKEND_PORT/health" backend
-
 # nginx, as a streaming reverse proxy is meant to be configured for SSE.
-cat >"$OUT/nginx/nginx.conf" <<NGINX
+start_nginx() { # start_nginx NAME PORT UPSTREAM_PORT: sets NAME_MASTER and NAME_PIDS (master,workers)
+  local name=$1 port=$2 upstream=$3 dir="$OUT/$1"
+  ports_free "$port"
+  mkdir -p "$dir"
+  cat >"$dir/nginx.conf" <<NGINX
 worker_processes auto;
 worker_rlimit_nofile 16384;
-pid $OUT/nginx/nginx.pid;
-error_log $OUT/nginx/error.log warn;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
 daemon off;
 events { worker_connections 8192; }
 http {
   access_log off;
-  client_body_temp_path $OUT/nginx/body;
-  proxy_temp_path $OUT/nginx/proxy;
-  fastcgi_temp_path $OUT/nginx/fastcgi;
-  uwsgi_temp_path $OUT/nginx/uwsgi;
-  scgi_temp_path $OUT/nginx/scgi;
-  upstream backend { server 127.0.0.1:$BACKEND_PORT; keepalive 1024; }
+  client_body_temp_path $dir/body;
+  proxy_temp_path $dir/proxy;
+  fastcgi_temp_path $dir/fastcgi;
+  uwsgi_temp_path $dir/uwsgi;
+  scgi_temp_path $dir/scgi;
+  upstream backend { server 127.0.0.1:$upstream; keepalive 1024; }
   server {
-    listen 127.0.0.1:$NGINX_PORT;
+    listen 127.0.0.1:$port;
     location / {
       proxy_pass http://backend;
       proxy_http_version 1.1;
@@ -116,70 +155,148 @@ http {
   }
 }
 NGINX
-nginx -c "$OUT/nginx/nginx.conf" &
-NGINX_MASTER=$!
-PIDS+=($NGINX_MASTER)
-wait_for "http://127.0.0.1:$NGINX_PORT/health" nginx
-NGINX_PIDS=$(pgrep -P "$NGINX_MASTER" | paste -sd, -)
-NGINX_PIDS="$NGINX_MASTER,$NGINX_PIDS"
+  nginx -c "$dir/nginx.conf" &
+  local master=$!
+  PIDS+=($master)
+  wait_for "http://127.0.0.1:$port/health" "$name"
+  eval "${name}_MASTER=$master"
+  eval "${name}_PIDS=$master,$(pgrep -P "$master" | paste -sd, -)"
+}
 
-start_tokengap tokengap "$JAVA17" $TG_PORT
-"$JAVA17" -version 2>&1 | head -n 1 >"$OUT/jdk17.txt"
-if [ -n "$TUNED_FLAGS" ]; then
-  # shellcheck disable=SC2086 # the flags are words
-  start_tokengap tuned "$JAVA17" $TUNED_PORT $TUNED_FLAGS
-  echo "$TUNED_FLAGS" >"$OUT/tuned-flags.txt"
-  RESULTS=/dev/null probe warmup "http://127.0.0.1:$TUNED_PORT" 200 20 0 warmup "" 8 >/dev/null
-fi
+echo "overhead: machine $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-if [ -n "$BEFORE_JAR" ]; then
-  START_JAR=$BEFORE_JAR start_tokengap before "$JAVA17" $BEFORE_PORT
-  echo "$BEFORE_JAR" >"$OUT/before-jar.txt"
-  RESULTS=/dev/null probe warmup "http://127.0.0.1:$BEFORE_PORT" 200 20 0 warmup "" 8 >/dev/null
-fi
+long_streams() { # the Java probe against the Java backend, direct and through the proxies
+  ports_free $BACKEND_PORT
+  # The stamped backend.
+  (launch "$JAVA17" dev.tokengap.lab.StampedSseBackend --port $BACKEND_PORT) >"$OUT/backend.log" 2>&1 &
+  PIDS+=($!)
+  wait_for "http://127.0.0.1:$BACKEND_PORT/health" backend
+  start_nginx nginx $NGINX_PORT $BACKEND_PORT
 
-# Warm-up (not recorded): JIT both JVMs' paths and nginx's connection pool.
-for url in "http://127.0.0.1:$TG_PORT" "http://127.0.0.1:$NGINX_PORT" "http://127.0.0.1:$BACKEND_PORT"; do
-  RESULTS=/dev/null probe warmup "$url" 200 20 0 warmup "" 8 >/dev/null
-done
+  start_tokengap tokengap "$JAVA17" $TG_PORT
+  "$JAVA17" -version 2>&1 | head -n 1 >"$OUT/jdk17.txt"
+  if [ -n "$TUNED_FLAGS" ]; then
+    # shellcheck disable=SC2086 # the flags are words
+    start_tokengap tuned "$JAVA17" $TUNED_PORT $TUNED_FLAGS
+    echo "$TUNED_FLAGS" >"$OUT/tuned-flags.txt"
+    RESULTS=/dev/null probe warmup "http://127.0.0.1:$TUNED_PORT" 200 20 0 warmup "" 8 >/dev/null
+  fi
 
-for load in $LOADS; do
-  streams=${load%%:*} interval=${load##*:}
-  for round in $(seq "$ROUNDS"); do
-    probe direct "http://127.0.0.1:$BACKEND_PORT" "$streams" "$interval" "$round" main ""
-    probe tokengap "http://127.0.0.1:$TG_PORT" "$streams" "$interval" "$round" main "$tokengap_PID"
-    probe nginx "http://127.0.0.1:$NGINX_PORT" "$streams" "$interval" "$round" main "$NGINX_PIDS"
-    if [ -n "$TUNED_FLAGS" ]; then
-      probe tokengap-tuned "http://127.0.0.1:$TUNED_PORT" "$streams" "$interval" "$round" main "$tuned_PID"
-    fi
-    if [ -n "$BEFORE_JAR" ]; then
-      probe tokengap-before "http://127.0.0.1:$BEFORE_PORT" "$streams" "$interval" "$round" main "$before_PID"
-    fi
+  if [ -n "$BEFORE_JAR" ]; then
+    START_JAR=$BEFORE_JAR start_tokengap before "$JAVA17" $BEFORE_PORT
+    echo "$BEFORE_JAR" >"$OUT/before-jar.txt"
+    RESULTS=/dev/null probe warmup "http://127.0.0.1:$BEFORE_PORT" 200 20 0 warmup "" 8 >/dev/null
+  fi
+
+  # Warm-up (not recorded): JIT both JVMs' paths and nginx's connection pool.
+  for url in "http://127.0.0.1:$TG_PORT" "http://127.0.0.1:$NGINX_PORT" "http://127.0.0.1:$BACKEND_PORT"; do
+    RESULTS=/dev/null probe warmup "$url" 200 20 0 warmup "" 8 >/dev/null
   done
-done
-curl -s "http://127.0.0.1:$((TG_PORT + 1))/actuator/prometheus" >"$OUT/tokengap-main.prom"
-kill "$tokengap_PID"; kill -QUIT "$NGINX_MASTER"
-[ -n "$TUNED_FLAGS" ] && kill "$tuned_PID"
-[ -n "$BEFORE_JAR" ] && kill "$before_PID"
-if [ -z "$GC_LOADS" ]; then
+
+  for load in $LOADS; do
+    streams=${load%%:*} interval=${load##*:}
+    for round in $(seq "$ROUNDS"); do
+      probe direct "http://127.0.0.1:$BACKEND_PORT" "$streams" "$interval" "$round" main ""
+      probe tokengap "http://127.0.0.1:$TG_PORT" "$streams" "$interval" "$round" main "$tokengap_PID"
+      probe nginx "http://127.0.0.1:$NGINX_PORT" "$streams" "$interval" "$round" main "$nginx_PIDS"
+      if [ -n "$TUNED_FLAGS" ]; then
+        probe tokengap-tuned "http://127.0.0.1:$TUNED_PORT" "$streams" "$interval" "$round" main "$tuned_PID"
+      fi
+      if [ -n "$BEFORE_JAR" ]; then
+        probe tokengap-before "http://127.0.0.1:$BEFORE_PORT" "$streams" "$interval" "$round" main "$before_PID"
+      fi
+    done
+  done
+  curl -s "http://127.0.0.1:$((TG_PORT + 1))/actuator/prometheus" >"$OUT/tokengap-main.prom"
+  kill "$tokengap_PID"; kill -QUIT "$nginx_MASTER"
+  [ -n "$TUNED_FLAGS" ] && kill "$tuned_PID"
+  [ -n "$BEFORE_JAR" ] && kill "$before_PID"
+  if [ -z "$GC_LOADS" ]; then
+    python3 bench/overhead_report.py "$RESULTS" | tee "$OUT/report.md"
+    return
+  fi
+
+  # G1 against generational ZGC (the only ZGC on JDK 25), both tokengap on JDK 25.
+  start_tokengap g1 "$JAVA25" $G1_PORT -XX:+UseG1GC
+  start_tokengap zgc "$JAVA25" $ZGC_PORT -XX:+UseZGC
+  "$JAVA25" -version 2>&1 | head -n 1 >"$OUT/jdk25.txt"
+  for url in "http://127.0.0.1:$G1_PORT" "http://127.0.0.1:$ZGC_PORT"; do
+    RESULTS=/dev/null probe warmup "$url" 200 20 0 warmup "" 8 >/dev/null
+  done
+  for load in $GC_LOADS; do
+    streams=${load%%:*} interval=${load##*:}
+    for round in $(seq "$ROUNDS"); do
+      probe direct "http://127.0.0.1:$BACKEND_PORT" "$streams" "$interval" "$round" gc ""
+      probe tokengap-jdk25-g1 "http://127.0.0.1:$G1_PORT" "$streams" "$interval" "$round" gc "$g1_PID"
+      probe tokengap-jdk25-zgc "http://127.0.0.1:$ZGC_PORT" "$streams" "$interval" "$round" gc "$zgc_PID"
+    done
+  done
+
   python3 bench/overhead_report.py "$RESULTS" | tee "$OUT/report.md"
-  exit 0
-fi
+}
 
-# G1 against generational ZGC (the only ZGC on JDK 25), both tokengap on JDK 25.
-start_tokengap g1 "$JAVA25" $G1_PORT -XX:+UseG1GC
-start_tokengap zgc "$JAVA25" $ZGC_PORT -XX:+UseZGC
-"$JAVA25" -version 2>&1 | head -n 1 >"$OUT/jdk25.txt"
-for url in "http://127.0.0.1:$G1_PORT" "http://127.0.0.1:$ZGC_PORT"; do
-  RESULTS=/dev/null probe warmup "$url" 200 20 0 warmup "" 8 >/dev/null
-done
-for load in $GC_LOADS; do
-  streams=${load%%:*} interval=${load##*:}
-  for round in $(seq "$ROUNDS"); do
-    probe direct "http://127.0.0.1:$BACKEND_PORT" "$streams" "$interval" "$round" gc ""
-    probe tokengap-jdk25-g1 "http://127.0.0.1:$G1_PORT" "$streams" "$interval" "$round" gc "$g1_PID"
-    probe tokengap-jdk25-zgc "http://127.0.0.1:$ZGC_PORT" "$streams" "$interval" "$round" gc "$zgc_PID"
+churn_client() { # churn_client TARGET URL SCENARIO ROUND SESSION PIDS [OUT] [MEASURE_S]
+  local kind=${3%%:*} arg=${3#*:} mode
+  case $kind in
+    fixed) mode=(--mode fixed --concurrency "$CHURN_CONCURRENCY" --tokens "$arg") ;;
+    mix) mode=(--mode mix --rate "$MIX_RATE" --min-tokens "${arg%-*}" --max-tokens "${arg#*-}") ;;
+    rate) mode=(--mode rate --rate "$arg") ;;
+    *) echo "overhead: unknown churn scenario '$3' (fixed:N, mix:A-B, rate:R)" >&2; exit 1 ;;
+  esac
+  echo "overhead: $(date +%T) $5 round $4: $1, $3" >&2
+  # The same seed for every target of a round: the same arrivals and lengths.
+  "$NODE" bench/churn/client.mjs --url "$2" --target "$1" "${mode[@]}" --interval-ms "$CHURN_INTERVAL_MS" \
+    --seed $((12 + $4)) --round "$4" --session "$5" --pids "$6" --backend-pids "$churn_backend_PID" \
+    --warmup-s "$WARMUP_S" --measure-s "${8:-$MEASURE_S}" --out "${7:-$CHURN_RESULTS}"
+}
+
+churn() { # request churn: the Node client against the Node backend, direct and through the proxies
+  ports_free $CB_PORT
+  "$NODE" bench/churn/backend.mjs --port $CB_PORT --interval-ms "$CHURN_INTERVAL_MS" >"$OUT/churn-backend.log" 2>&1 &
+  churn_backend_PID=$!
+  PIDS+=($churn_backend_PID)
+  wait_for "http://127.0.0.1:$CB_PORT/health" churn-backend
+  "$NODE" --version >"$OUT/node.txt"
+  start_nginx cnginx $CNGINX_PORT $CB_PORT
+  UPSTREAM_PORT=$CB_PORT start_tokengap ctokengap "$JAVA17" $CTG_PORT
+  local targets=("tokengap http://127.0.0.1:$CTG_PORT $ctokengap_PID" "nginx http://127.0.0.1:$CNGINX_PORT $cnginx_PIDS")
+  if [ -n "$TUNED_FLAGS" ]; then
+    # shellcheck disable=SC2086 # the flags are words
+    UPSTREAM_PORT=$CB_PORT start_tokengap ctuned "$JAVA17" $CTUNED_PORT $TUNED_FLAGS
+    targets+=("tokengap-tuned http://127.0.0.1:$CTUNED_PORT $ctuned_PID")
+  fi
+  if [ -n "$BEFORE_JAR" ]; then
+    UPSTREAM_PORT=$CB_PORT START_JAR=$BEFORE_JAR start_tokengap cbefore "$JAVA17" $CBEFORE_PORT
+    targets+=("tokengap-before http://127.0.0.1:$CBEFORE_PORT $cbefore_PID")
+  fi
+  local t name url pids
+  # Warm-up (not recorded), one per target: 8 s of 200 streams of 100 tokens (~100 requests/s),
+  # then, when a rate scenario is to come, 8 s of 500 non-streaming requests/s: a JVM that has
+  # only seen streams is still compiling the other path (its first seconds at 500/s fall behind).
+  local warm=(fixed:100)
+  case " $CHURN " in *" rate:"*) warm+=(rate:500) ;; esac
+  for t in "${targets[@]}" "direct http://127.0.0.1:$CB_PORT"; do
+    read -r name url pids <<<"$t"
+    for scenario in "${warm[@]}"; do
+      churn_client warmup "$url" "$scenario" 0 warmup "" /dev/null 8
+    done
   done
-done
+  for scenario in $CHURN; do
+    for round in $(seq "$ROUNDS"); do
+      churn_client direct "http://127.0.0.1:$CB_PORT" "$scenario" "$round" churn ""
+      for t in "${targets[@]}"; do
+        read -r name url pids <<<"$t"
+        churn_client "$name" "$url" "$scenario" "$round" churn "$pids"
+      done
+    done
+  done
+  curl -s "http://127.0.0.1:$((CTG_PORT + 1))/actuator/prometheus" >"$OUT/tokengap-churn.prom"
+  curl -s "http://127.0.0.1:$CB_PORT/stats" >"$OUT/churn-backend-stats.json"
+  kill "$ctokengap_PID" "$churn_backend_PID"; kill -QUIT "$cnginx_MASTER"
+  [ -n "$TUNED_FLAGS" ] && kill "$ctuned_PID"
+  [ -n "$BEFORE_JAR" ] && kill "$cbefore_PID"
+  python3 bench/churn_report.py "$CHURN_RESULTS" | tee "$OUT/churn-report.md"
+}
 
-python3 bench/overhead_report.py "$RESULTS" | tee "$OUT/report.md"
+if [ -n "$LOADS" ]; then long_streams; fi
+if [ -n "$CHURN" ]; then churn; fi

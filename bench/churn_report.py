@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Tables and issue #13 verdicts of bench/overhead.sh's churn scenarios, from its churn.jsonl.
+
+    python3 bench/churn_report.py target/overhead/churn.jsonl
+
+One table per scenario (fixed-N, mix-A-B: one-way delay of every SSE event; rate-R: the latency of
+non-streaming requests from their intended send). Added = a target's percentile minus the direct
+run's same percentile in the same round (percentiles of different populations cannot be
+subtracted request by request); the tables give the mean over rounds and, in brackets, the
+rounds' range. "x nginx" divides tokengap's added value by nginx's: it is only printed when
+nginx's added value is at least MIN_ADDED_US in every round, since dividing by a value within
+noise of zero (or negative) means nothing; the absolute values are given instead.
+"""
+import json
+import sys
+from collections import defaultdict
+from statistics import mean
+
+MIN_ADDED_US = 10.0
+
+# Issue #13's targets, tokengap against nginx.
+STREAM_LIMITS = (("added p50", "a50", 1.2), ("added p99", "a99", 1.5))
+STREAM_CPU_LIMIT = 1.5
+RATE_LIMITS = (("added latency p50", "a50", 1.5), ("added latency p99", "a99", 1.5))
+RATE_CPU_LIMIT = 1.5
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def fmt(x, digits=0):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def rng(xs, digits=0):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "-"
+    if len(xs) == 1:
+        return fmt(xs[0], digits)
+    return f"{fmt(mean(xs), digits)} [{fmt(min(xs), digits)}..{fmt(max(xs), digits)}]"
+
+
+def avg(xs):
+    xs = [x for x in xs if x is not None]
+    return mean(xs) if xs else None
+
+
+def added(runs, direct, key):
+    """Per round: the run's value minus the direct run's of the same round."""
+    out = []
+    for r in runs:
+        d = direct.get(r["round"])
+        if d is not None and r.get(key) is not None and d.get(key) is not None:
+            out.append(r[key] - d[key])
+    return out
+
+
+def ratio(tg, ng):
+    """tokengap's mean over nginx's, or None when nginx's rounds are too close to zero."""
+    if not tg or not ng or min(ng) < MIN_ADDED_US:
+        return None
+    return mean(tg) / mean(ng)
+
+
+def ratio_cell(tg, ng):
+    r = ratio(tg, ng)
+    if r is not None:
+        return f"{r:.2f}"
+    if not ng:
+        return "-"
+    return f"n/a (nginx {mean(ng):+.0f})"
+
+
+class Target:
+    """A target's runs in one scenario, with the per-round values the tables and verdicts use."""
+
+    def __init__(self, name, runs, direct, streaming):
+        self.name = name
+        self.runs = runs
+        self.direct = name == "direct"
+        self.a50 = added(runs, direct, "p50_us")
+        self.a99 = added(runs, direct, "p99_us")
+        self.a999 = added(runs, direct, "p999_us")
+        self.f50 = added(runs, direct, "first_event_p50_us") if streaming else []
+        self.f99 = added(runs, direct, "first_event_p99_us") if streaming else []
+        key = "proxy_cpu_s_per_100k_events" if streaming else "proxy_cpu_s_per_1k_requests"
+        scale = 1 if streaming else 1000  # rate: ms per 1k requests
+        self.cpu = [None if r.get(key) is None else r[key] * scale for r in runs]
+        self.rss = [r.get("proxy_peak_rss_mib") for r in runs]
+        self.coalesced = sum(r["coalesced_events"] for r in runs)
+        self.events = sum(r["measured_events"] for r in runs)
+        self.failed = sum(r["requests_failed"] for r in runs)
+        self.requests = sum(r["requests_measured"] for r in runs)
+        self.failures = defaultdict(int)
+        for r in runs:
+            for k, v in (r.get("failures") or {}).items():
+                self.failures[k] += v
+
+    def cpu_mean(self):
+        return None if None in self.cpu else avg(self.cpu)
+
+    def failed_cell(self):
+        if not self.failed:
+            return f"0 / {self.requests}"
+        why = ", ".join(f"{k} {v}" for k, v in sorted(self.failures.items()))
+        return f"**{self.failed}** / {self.requests} ({why})"
+
+
+def one_way(runs, keys):
+    return " / ".join(fmt(avg(r.get(k) for r in runs)) for k in keys)
+
+
+def loadavg(runs):
+    return f"{fmt(avg(r.get('loadavg_1m_start') for r in runs), 1)}-{fmt(avg(r.get('loadavg_1m_end') for r in runs), 1)}"
+
+
+def stream_table(scenario, targets):
+    print(f"### {scenario}: one-way delay of every SSE event\n")
+    print("| target | one-way p50 / p99 / p99.9 (µs) | added p50 (µs) | added p99 (µs) | x nginx p50 / p99 "
+          "| first event p50 / p99 (µs) | first event added p50 / p99 (µs) | CPU s / 100k events | x nginx "
+          "| peak RSS (MiB) | req/s, events/s | coalesced | failed / requests | load avg |")
+    print("|---" * 14 + "|")
+    ng = targets.get("nginx")
+    for t in targets.values():
+        runs = t.runs
+        d = t.direct
+        x = "-" if d or t.name == "nginx" or not ng else \
+            f"{ratio_cell(t.a50, ng.a50)} / {ratio_cell(t.a99, ng.a99)}"
+        cpu_x = "-" if d or t.name == "nginx" or not ng or not t.cpu_mean() or not ng.cpu_mean() else \
+            f"{t.cpu_mean() / ng.cpu_mean():.2f}"
+        rate = f"{fmt(avg(r['achieved_rps'] for r in runs), 1)}, {fmt(avg(r['events_per_s'] for r in runs))}"
+        coal = f"{t.coalesced} ({100 * t.coalesced / max(1, t.events):.3f} %)"
+        print(f"| {t.name} | {one_way(runs, ('p50_us', 'p99_us', 'p999_us'))} | {'-' if d else rng(t.a50)} "
+              f"| {'-' if d else rng(t.a99)} | {x} | {one_way(runs, ('first_event_p50_us', 'first_event_p99_us'))} "
+              f"| {'-' if d else rng(t.f50) + ' / ' + rng(t.f99)} | {rng(t.cpu, 2)} | {cpu_x} | {rng(t.rss)} "
+              f"| {rate} | {coal} | {t.failed_cell()} | {loadavg(runs)} |")
+    print()
+
+
+def rate_table(scenario, targets):
+    asked = targets["direct"].runs[0].get("rate") if "direct" in targets else None
+    print(f"### {scenario}: non-streaming requests, latency from the intended send to the last byte\n")
+    print("| target | latency p50 / p99 / p99.9 (µs) | added p50 (µs) | added p99 (µs) | x nginx p50 / p99 "
+          "| from the actual send p50 / p99 (µs) | CPU ms / 1k requests | x nginx | peak RSS (MiB) "
+          f"| req/s (asked {fmt(asked)}) | failed / requests | load avg |")
+    print("|---" * 12 + "|")
+    ng = targets.get("nginx")
+    for t in targets.values():
+        runs = t.runs
+        d = t.direct
+        x = "-" if d or t.name == "nginx" or not ng else \
+            f"{ratio_cell(t.a50, ng.a50)} / {ratio_cell(t.a99, ng.a99)}"
+        cpu_x = "-" if d or t.name == "nginx" or not ng or not t.cpu_mean() or not ng.cpu_mean() else \
+            f"{t.cpu_mean() / ng.cpu_mean():.2f}"
+        print(f"| {t.name} | {one_way(runs, ('p50_us', 'p99_us', 'p999_us'))} | {'-' if d else rng(t.a50)} "
+              f"| {'-' if d else rng(t.a99)} | {x} | {one_way(runs, ('from_send_p50_us', 'from_send_p99_us'))} "
+              f"| {rng(t.cpu)} | {cpu_x} | {rng(t.rss)} | {fmt(avg(r['achieved_rps'] for r in runs), 1)} "
+              f"| {t.failed_cell()} | {loadavg(runs)} |")
+    print()
+
+
+def verdict_added(scenario, what, tg, ng, key, limit):
+    t, n = getattr(tg, key), getattr(ng, key)
+    if not t or not n:
+        return
+    r = ratio(t, n)
+    if r is None:
+        print(f"- {scenario}: {what}: tokengap {mean(t):+.0f} µs, nginx {mean(n):+.0f} µs (rounds "
+              f"{min(n):+.0f}..{max(n):+.0f}): NO RATIO, nginx's added value is under {MIN_ADDED_US:.0f} µs "
+              f"in a round (within noise of direct); compare the absolute values")
+        return
+    print(f"- {scenario}: {what}: tokengap {mean(t):+.0f} µs vs nginx {mean(n):+.0f} µs = {r:.2f}x "
+          f"(target <= {limit}x): {'PASS' if r <= limit else 'FAIL'}")
+
+
+def verdict_cpu(scenario, what, tg, ng, limit, digits):
+    t, n = tg.cpu_mean(), ng.cpu_mean()
+    if not t or not n:
+        return
+    r = t / n
+    print(f"- {scenario}: {what}: tokengap {t:.{digits}f} vs nginx {n:.{digits}f} = {r:.2f}x (target <= {limit}x): "
+          f"{'PASS' if r <= limit else 'FAIL'}")
+
+
+def verdicts(scenarios):
+    print("### Issue #13 targets (tokengap against nginx)\n")
+    for scenario, (streaming, targets) in scenarios.items():
+        tg, ng = targets.get("tokengap"), targets.get("nginx")
+        if not tg or not ng:
+            continue
+        if streaming:
+            for what, key, limit in STREAM_LIMITS:
+                verdict_added(scenario, what, tg, ng, key, limit)
+            verdict_cpu(scenario, "CPU s per 100k events", tg, ng, STREAM_CPU_LIMIT, 2)
+            print(f"- {scenario}: coalesced events through tokengap: {tg.coalesced} of {tg.events} "
+                  f"(nginx {ng.coalesced}, direct {targets['direct'].coalesced if 'direct' in targets else '-'}) "
+                  f"(target 0): {'PASS' if tg.coalesced == 0 else 'FAIL'}")
+        else:
+            for what, key, limit in RATE_LIMITS:
+                verdict_added(scenario, what, tg, ng, key, limit)
+            verdict_cpu(scenario, "CPU ms per 1k requests", tg, ng, RATE_CPU_LIMIT, 0)
+        print(f"- {scenario}: failed requests through tokengap: {tg.failed} of {tg.requests} "
+              f"(nginx {ng.failed}, direct {targets['direct'].failed if 'direct' in targets else '-'}) "
+              f"(target 0): {'PASS' if tg.failed == 0 else 'FAIL'}")
+    print()
+
+
+def harness(rows):
+    print("### The harness itself (Node client and backend; read before trusting a row)\n")
+    print("| scenario | target | client CPU s | backend CPU s | client event-loop delay p99 (ms) "
+          "| in flight mean / max | connections opened | aborted / unsent |")
+    print("|---" * 8 + "|")
+    by = defaultdict(list)
+    for r in rows:
+        by[(r["scenario"], r["target"])].append(r)
+    for (scenario, target), runs in by.items():
+        print(f"| {scenario} | {target} | {rng([r.get('client_cpu_s') for r in runs], 2)} "
+              f"| {rng([r.get('backend_cpu_s') for r in runs], 2)} "
+              f"| {rng([r.get('client_loop_delay_p99_ms') for r in runs], 1)} "
+              f"| {fmt(avg(r.get('in_flight_mean') for r in runs))} / {max(r.get('in_flight_max') or 0 for r in runs)} "
+              f"| {sum(r.get('connections_opened') or 0 for r in runs)} "
+              f"| {sum(r.get('requests_aborted') or 0 for r in runs)} / {sum(r.get('requests_unsent') or 0 for r in runs)} |")
+    print()
+
+
+def main():
+    rows = [r for r in load(sys.argv[1]) if r.get("session", "churn") == "churn"]
+    by = defaultdict(list)
+    order, targets_order = [], []
+    for r in rows:
+        by[(r["scenario"], r["target"])].append(r)
+        if r["scenario"] not in order:
+            order.append(r["scenario"])
+        if r["target"] not in targets_order:
+            targets_order.append(r["target"])
+    scenarios = {}
+    for sc in order:
+        streaming = next(r for r in rows if r["scenario"] == sc)["mode"] != "rate"
+        direct = {r["round"]: r for r in by[(sc, "direct")]}
+        targets = {t: Target(t, by[(sc, t)], direct, streaming) for t in targets_order if by[(sc, t)]}
+        scenarios[sc] = (streaming, targets)
+        (stream_table if streaming else rate_table)(sc, targets)
+    verdicts(scenarios)
+    harness(rows)
+
+
+if __name__ == "__main__":
+    main()
