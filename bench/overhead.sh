@@ -56,6 +56,8 @@ CHURN=${CHURN-"fixed:100 fixed:1000 mix:64-512 rate:500 rate:2000"}
 CHURN_CONCURRENCY=${CHURN_CONCURRENCY:-200}
 MIX_RATE=${MIX_RATE:-35}
 CHURN_INTERVAL_MS=${CHURN_INTERVAL_MS:-20}
+# Seconds of each unrecorded warm-up scenario per target (JIT: a JVM proxy runs for days).
+CHURN_WARMUP_S=${CHURN_WARMUP_S:-20}
 NODE=${NODE:-node}
 CB_PORT=27600 CTG_PORT=27680 CNGINX_PORT=27700 CTUNED_PORT=27780 CBEFORE_PORT=27880
 
@@ -278,7 +280,7 @@ churn() { # request churn: the Node client against the Node backend, direct and 
   for t in "${targets[@]}" "direct http://127.0.0.1:$CB_PORT"; do
     read -r name url pids <<<"$t"
     for scenario in "${warm[@]}"; do
-      churn_client warmup "$url" "$scenario" 0 warmup "" /dev/null 8
+      churn_client warmup "$url" "$scenario" 0 warmup "" /dev/null "$CHURN_WARMUP_S"
     done
   done
   for scenario in $CHURN; do
