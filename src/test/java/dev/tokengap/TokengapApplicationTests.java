@@ -11,6 +11,7 @@ class TokengapApplicationTests {
 		// surefire starts this JVM with -Dio.netty.leakDetection.level=paranoid
 		assertThat(System.getProperty("io.netty.leakDetection.level")).isEqualTo("paranoid");
 		String allocator = System.getProperty("io.netty.allocator.type");
+		String loops = System.getProperty("reactor.netty.ioWorkerCount");
 		try {
 			System.setProperty("io.netty.allocator.type", "adaptive");
 			TokengapApplication.nettyDefaults();
@@ -19,14 +20,26 @@ class TokengapApplicationTests {
 			System.clearProperty("io.netty.allocator.type");
 			TokengapApplication.nettyDefaults();
 			assertThat(System.getProperty("io.netty.allocator.type")).isEqualTo("pooled");
+			System.setProperty("reactor.netty.ioWorkerCount", "7");
+			TokengapApplication.nettyDefaults();
+			assertThat(System.getProperty("reactor.netty.ioWorkerCount")).isEqualTo("7");
+			System.clearProperty("reactor.netty.ioWorkerCount");
+			TokengapApplication.nettyDefaults();
+			assertThat(System.getProperty("reactor.netty.ioWorkerCount"))
+				.isEqualTo(Integer.toString(Runtime.getRuntime().availableProcessors()));
 		}
 		finally {
-			if (allocator == null) {
-				System.clearProperty("io.netty.allocator.type");
-			}
-			else {
-				System.setProperty("io.netty.allocator.type", allocator);
-			}
+			restore("reactor.netty.ioWorkerCount", loops);
+			restore("io.netty.allocator.type", allocator);
+		}
+	}
+
+	private static void restore(String key, String value) {
+		if (value == null) {
+			System.clearProperty(key);
+		}
+		else {
+			System.setProperty(key, value);
 		}
 	}
 
