@@ -34,6 +34,9 @@ final class ProxyExchange {
 
 	private static final Log logger = LogFactory.getLog(ProxyExchange.class);
 
+	/** Response headers tokengap sets itself. */
+	private static final Set<String> OWN_HEADERS = Set.of("x-request-id");
+
 	/** Bodies this long or longer are scanned for their facts off the event loop. */
 	static final int OFF_LOOP_BODY_BYTES = 256 * 1024;
 
@@ -199,7 +202,7 @@ final class ProxyExchange {
 		int status = response.status().code();
 		this.out.status(response.status());
 		HttpHeaders headers = this.out.responseHeaders();
-		HopByHopHeaders.copy(response.responseHeaders(), headers, Set.of("x-request-id"));
+		HopByHopHeaders.copy(response.responseHeaders(), headers, OWN_HEADERS);
 		headers.set("x-request-id", this.requestId);
 		this.recorder.responded(status);
 		StreamOutcome refused = StreamOutcome.ofEngineStatus(status);
