@@ -22,6 +22,7 @@ import dev.tokengap.metrics.ExchangeRecorder;
 import dev.tokengap.metrics.StreamOutcome;
 import dev.tokengap.sse.SseEventKind;
 import dev.tokengap.sse.SseEventScanner;
+import dev.tokengap.timing.ContentWrite;
 import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.NanoClock;
 
@@ -68,9 +69,8 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private Subscription upstream;
 
-	private long arrivalNanos;
-
-	private long writeStartNanos;
+	/** The times of the buffer in flight, told to the recorder for each of its content events. */
+	private final ContentWrite event = new ContentWrite();
 
 	private ByteBuf inFlight;
 
@@ -168,7 +168,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			this.upstream.request(1);
 			return;
 		}
-		this.arrivalNanos = this.clock.nanoTime();
+		this.event.setArrivalNanos(this.clock.nanoTime());
 		if (this.scanner != null) {
 			buf.forEachByte(this);
 		}
@@ -191,7 +191,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			buf.release();
 			return;
 		}
-		this.writeStartNanos = this.clock.nanoTime();
+		this.event.setWriteStartNanos(this.clock.nanoTime());
 		// Usually the socket takes the whole buffer inside this call. A void promise spares a
 		// promise and a listener call per event (and the encoder's promise combiner); whether the
 		// write completed is read from the outbound buffer afterwards. A failed write fires
@@ -362,11 +362,12 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		this.lastWriteNanos = writeNanos;
 		this.recorder.bodyWritten(writeNanos);
 		if (this.pendingContent == 0) {
-			this.earlierWaitNanos += writeNanos - this.writeStartNanos;
+			this.earlierWaitNanos += writeNanos - this.event.writeStartNanos();
 		}
+		this.event.setWriteNanos(writeNanos);
 		for (int i = 0; i < this.pendingContent; i++) {
-			this.recorder.contentWritten(this.pendingChoices[i], this.arrivalNanos, this.writeStartNanos, writeNanos,
-					this.earlierWaitNanos);
+			this.event.setEarlierWaitNanos(this.earlierWaitNanos);
+			this.recorder.contentWritten(this.pendingChoices[i], this.event);
 			this.earlierWaitNanos = 0;
 		}
 		for (int i = 0; i < this.pendingTokens; i++) {
