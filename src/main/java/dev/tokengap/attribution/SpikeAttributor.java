@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.ListIterator;
 import java.util.Map;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -133,7 +134,7 @@ public final class SpikeAttributor implements AutoCloseable {
 		try {
 			this.executor.schedule(() -> attribute(spike, peers), Math.max(0, due), TimeUnit.NANOSECONDS);
 		}
-		catch (java.util.concurrent.RejectedExecutionException ex) {
+		catch (RejectedExecutionException ex) {
 			this.pending.decrementAndGet();
 		}
 	}
@@ -216,7 +217,7 @@ public final class SpikeAttributor implements AutoCloseable {
 				}
 			});
 		}
-		catch (java.util.concurrent.RejectedExecutionException ex) {
+		catch (RejectedExecutionException ex) {
 			// closed
 		}
 	}

@@ -12,6 +12,7 @@ import reactor.netty.ByteBufMono;
 import reactor.netty.Connection;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.client.HttpClientResponse;
+import reactor.netty.resources.ConnectionProvider;
 
 /**
  * Sends a {@link RequestPlan} and collects what each stream saw. Requests leave at their planned
@@ -93,7 +94,7 @@ final class LoadRun {
 
 	static HttpClient httpClient(int connections) {
 		return HttpClient
-			.create(reactor.netty.resources.ConnectionProvider.builder("tokengap-bench")
+			.create(ConnectionProvider.builder("tokengap-bench")
 				.maxConnections(connections)
 				.pendingAcquireMaxCount(-1)
 				.maxIdleTime(Duration.ofSeconds(4))

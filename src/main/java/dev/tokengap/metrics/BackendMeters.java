@@ -2,6 +2,7 @@ package dev.tokengap.metrics;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.DoubleSupplier;
 
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -107,7 +108,7 @@ public final class BackendMeters {
 	}
 
 	private static void gauge(PrometheusRegistry registry, String name, String help,
-			java.util.function.DoubleSupplier value) {
+			DoubleSupplier value) {
 		GaugeWithCallback.builder().name(name).help(help).callback((callback) -> {
 			double v = value.getAsDouble();
 			if (!Double.isNaN(v)) {

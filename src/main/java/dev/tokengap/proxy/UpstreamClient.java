@@ -1,9 +1,11 @@
 package dev.tokengap.proxy;
 
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -15,6 +17,7 @@ import java.util.function.BiFunction;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -208,8 +211,7 @@ public final class UpstreamClient {
 					+ this.properties.responseTimeout() + " (tokengap.upstream.response-timeout)");
 		}
 		if (error instanceof ConnectException || error instanceof PrematureCloseException
-				|| error instanceof io.netty.channel.ConnectTimeoutException
-				|| error instanceof java.io.IOException) {
+				|| error instanceof ConnectTimeoutException || error instanceof IOException) {
 			return new UpstreamUnavailableException("The engine at " + this.base + " is unreachable: "
 					+ error.getClass().getSimpleName() + (error.getMessage() != null ? ": " + error.getMessage() : ""),
 					error);
@@ -227,7 +229,7 @@ public final class UpstreamClient {
 		Flux.fromIterable(this.providers)
 			.flatMap(ConnectionProvider::disposeLater)
 			.then()
-			.block(java.time.Duration.ofSeconds(5));
+			.block(Duration.ofSeconds(5));
 	}
 
 }
