@@ -27,9 +27,10 @@ import dev.tokengap.timing.StreamTimer;
 
 /**
  * Attributes each spike once the engine samples around it have been scraped: gathers the
- * evidence, picks the cause, logs one line and keeps the last records. Runs on its own thread,
- * never on an event loop; a spike is judged one scrape interval after its gap closed plus the
- * scrape timeout.
+ * evidence, picks the cause, logs one line and keeps the last records. Judges on its own thread
+ * ({@code tokengap-attribution}), never on an event loop: its {@link #detector() detector} runs on
+ * the event loops and only hands each spike over. A spike is judged one scrape interval after its
+ * gap closed plus the scrape timeout.
  *
  * <p>
  * When the engine reports its own figures for a request at its end (vLLM's per-request

@@ -32,10 +32,18 @@ import dev.tokengap.timing.NanoClock;
  *
  * <pre>
  *  upstream loop                         client loop
- *  onNext(buf) ── scan bytes in place ──▶ writeAndFlush(buf) ── write done ──▶ written()
- *      ▲            (note events)                                    │ record events at this time
- *      └──────────────────── request(1) ─────────────────────────────┘
+ *  onNext(buf) ── scan bytes in place ──▶ writeAndFlush(buf, voidPromise)
+ *      ▲            (note events)           │ the socket took it all: done on return
+ *      │                                    │ the socket is full: an empty write's future
+ *      │                                    ▼
+ *      │                                  written() ── record events at this time
+ *      └──────────────────── request(1) ────┘
  * </pre>
+ *
+ * Each buffer is written with the channel's void promise, so no future or listener is made per
+ * event: when the socket takes the whole buffer inside the write call (the usual case), the write
+ * is done when the call returns; only when the socket is full does an empty write's future, done
+ * once everything before it has been written, tell when it completed.
  *
  * Exactly one buffer is in flight: the next is requested only when the previous one has been
  * handed to the client socket, so a client that stops reading stops the upstream read (TCP
