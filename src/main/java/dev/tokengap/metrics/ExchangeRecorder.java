@@ -299,11 +299,6 @@ public final class ExchangeRecorder {
 		return this.timer;
 	}
 
-	/** @return whether this exchange is counted as a stream */
-	public boolean streaming() {
-		return this.live || this.streamRequested;
-	}
-
 	private StreamMeters meters() {
 		StreamMeters m = this.meters;
 		if (m == null) {
