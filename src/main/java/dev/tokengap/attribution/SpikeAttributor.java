@@ -260,10 +260,10 @@ public final class SpikeAttributor implements AutoCloseable {
 			return;
 		}
 		logger.info("spike request_id=" + record.requestId() + " model=" + record.model() + " endpoint="
-				+ record.endpoint() + " choice=" + record.choice() + " token=" + record.tokenIndex() + " gap_ms=" + record.gapMs()
-				+ " upstream_gap_ms=" + record.upstreamGapMs() + " write_delay_ms=" + record.writeDelayMs()
-				+ " socket_wait_ms=" + record.socketWaitMs() + " cause=" + record.cause() + " scope=" + record.scope()
-				+ " causes=" + String.join(",", record.causes()) + " evidence=" + evidence
+				+ record.endpoint() + " choice=" + record.choice() + " token=" + record.tokenIndex() + " gap_ms="
+				+ record.gapMs() + " upstream_gap_ms=" + record.upstreamGapMs() + " write_delay_ms="
+				+ record.writeDelayMs() + " socket_wait_ms=" + record.socketWaitMs() + " cause=" + record.cause()
+				+ " scope=" + record.scope() + " causes=" + String.join(",", record.causes()) + " evidence=" + evidence
 				+ ((skipped > 0) ? " (" + skipped + " earlier spikes not logged: over "
 						+ this.properties.logLinesPerSecond() + " lines/s; all are counted and kept)" : ""));
 	}

@@ -64,7 +64,8 @@ final class LoadRun {
 				.responseConnection((response, connection) -> receive(response, connection, result))
 				.then(Mono.just(result))
 				.onErrorResume((ex) -> {
-					result.fail(ex.getClass().getSimpleName() + ((ex.getMessage() != null) ? ": " + ex.getMessage() : ""));
+					result.fail(ex.getClass().getSimpleName()
+							+ ((ex.getMessage() != null) ? ": " + ex.getMessage() : ""));
 					return Mono.just(result);
 				});
 		});

@@ -30,8 +30,8 @@ public final class ExchangeRecorder {
 	/** nginx's status for "client closed the request before the response": counted, never sent. */
 	public static final int CLIENT_CLOSED = 499;
 
-	private static final AtomicReferenceFieldUpdater<ExchangeRecorder, StreamOutcome> OUTCOME = AtomicReferenceFieldUpdater
-		.newUpdater(ExchangeRecorder.class, StreamOutcome.class, "said");
+	private static final AtomicReferenceFieldUpdater<ExchangeRecorder, StreamOutcome> OUTCOME =
+			AtomicReferenceFieldUpdater.newUpdater(ExchangeRecorder.class, StreamOutcome.class, "said");
 
 	private static final AtomicIntegerFieldUpdater<ExchangeRecorder> CLOSED = AtomicIntegerFieldUpdater
 		.newUpdater(ExchangeRecorder.class, "closed");

@@ -202,9 +202,10 @@ public final class UpstreamClient {
 		// Reactor Netty's (shaded) PoolAcquireTimeoutException is a TimeoutException too
 		if (error.getClass().getSimpleName().equals("PoolAcquireTimeoutException")) {
 			return new UpstreamSaturatedException("All " + this.connectionsPerLoop
-					+ " engine connections of this event loop stayed busy for " + this.properties.pendingAcquireTimeout()
-					+ " (tokengap.upstream.pending-acquire-timeout); raise tokengap.upstream.max-connections (now "
-					+ this.properties.maxConnections() + ", split across the event loops)", error);
+					+ " engine connections of this event loop stayed busy for "
+					+ this.properties.pendingAcquireTimeout() + " (tokengap.upstream.pending-acquire-timeout); raise"
+					+ " tokengap.upstream.max-connections (now " + this.properties.maxConnections()
+					+ ", split across the event loops)", error);
 		}
 		if (error instanceof TimeoutException) {
 			return new UpstreamTimeoutException("The engine sent no response headers within "
