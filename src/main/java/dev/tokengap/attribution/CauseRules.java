@@ -15,10 +15,10 @@ import java.util.List;
  * samples describe no one engine) the cause is unknown.
  *
  * <p>
- * When the events after the gap arrived in a burst (at least {@value #HELD_BACK_BURST} per choice within half
- * an engine step, the stream's pace before the gap), the engine had produced them while the stream waited and they were held
- * up after it (its API server, the network): {@code engine_other}, scope {@code after_engine},
- * whatever the engine's gauges did.
+ * When the events after the gap arrived in a burst (at least {@value #HELD_BACK_BURST} per choice
+ * within half an engine step, the stream's pace before the gap), the engine had produced them while
+ * the stream waited and they were held up after it (its API server, the network):
+ * {@code engine_other}, scope {@code after_engine}, whatever the engine's gauges did.
  *
  * <p>
  * Otherwise what the other streams received during the gap decides which engine evidence can

@@ -75,7 +75,8 @@ final class EngineReportRules {
 					afterEngine[i] = true;
 					records[i] = records[i].corrected(SpikeCause.ENGINE_OTHER, SpikeScope.AFTER_ENGINE,
 							"the engine's own decode time (" + Math.round(report.generationMs())
-									+ " ms) is shorter than the span tokengap received the stream over by more than this gap: the time was lost after the engine",
+									+ " ms) is shorter than the span tokengap received the stream over by more than"
+									+ " this gap: the time was lost after the engine",
 							report);
 				}
 			}

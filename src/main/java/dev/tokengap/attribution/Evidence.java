@@ -32,13 +32,14 @@ import dev.tokengap.backend.EngineSample;
  * recompute) that resumed in the step that ended it
  * @param recomputeTokens what those cost the engine to recompute: their prompts and outputs so far
  * @param heldBack this stream's events (per choice) that arrived within half an engine step (its
- * pace before the gap) after the gap closed: a burst of them means the engine had produced them during the gap and they were held
- * up after it
+ * pace before the gap) after the gap closed: a burst of them means the engine had produced them
+ * during the gap and they were held up after it
  */
 public record Evidence(boolean engineCovered, int engineSamples, Double preemptions, Double promptTokens,
 		Double promptTokensComputed, Double runningBefore, Double runningMax, Double waitingMax,
 		Double waitingForCapacityMax, Double kvUsageMax, long otherFirstTokens, long otherPromptTokens,
-		int peersDecoding, int peersFed, double peersQuietShare, long peersResumed, long recomputeTokens, int heldBack) {
+		int peersDecoding, int peersFed, double peersQuietShare, long peersResumed, long recomputeTokens,
+		int heldBack) {
 
 	/**
 	 * Gathers the evidence of one spike, without other streams' view.
@@ -78,7 +79,8 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 		}
 		if (before < 0 || after < 0) {
 			return new Evidence(false, 0, null, null, null, null, null, null, null, null, firstTokens[0],
-					firstTokens[1], peers.decoding(), peers.fed(), quietShare(spike, peers), resumed[0], resumed[1], heldBack);
+					firstTokens[1], peers.decoding(), peers.fed(), quietShare(spike, peers), resumed[0], resumed[1],
+					heldBack);
 		}
 		double runningMax = 0;
 		double waitingMax = 0;

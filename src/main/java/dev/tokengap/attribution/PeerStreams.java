@@ -134,7 +134,8 @@ final class PeerStreams {
 				// Silent since well before this gap began: preempted, perhaps, and waiting to be
 				// recomputed. If it has already resumed, when.
 				long resumed = (start > 0) ? this.arrivals[start - 1] : -1;
-				this.waiting.add(new PeerView.Waiting(peer, this.arrivals[start], resumed, timer.contentEvents() - start));
+				this.waiting
+					.add(new PeerView.Waiting(peer, this.arrivals[start], resumed, timer.contentEvents() - start));
 			}
 		}
 

@@ -10,45 +10,47 @@ package dev.tokengap.attribution;
  * @param choice the choice index the gap belongs to
  * @param tokenIndex index of the content event that ended the gap among its choice's (0 = first)
  * @param thresholdNanos the spike threshold that applied
- * @param previousArrivalNanos upstream arrival of the choice's previous content event
- * @param previousWriteNanos client write of the choice's previous content event
- * @param arrivalNanos upstream arrival of this event
- * @param writeStartNanos when the write of this event started on the client's event loop
- * @param writeNanos client write of this event
- * @param earlierWaitNanos time earlier writes inside the gap waited for the client's socket (the
- * engine is not read meanwhile)
+ * @param window the gap's times
  * @param epochMillis wall-clock time of the write, for the record
  */
 record Spike(String requestId, String model, String endpoint, int choice, int tokenIndex, long thresholdNanos,
-		long previousArrivalNanos, long previousWriteNanos, long arrivalNanos, long writeStartNanos, long writeNanos,
-		long earlierWaitNanos, long epochMillis) {
+		GapWindow window, long epochMillis) {
+
+	/** @return upstream arrival of the choice's previous content event */
+	long previousArrivalNanos() {
+		return this.window.previous().arrivalNanos();
+	}
+
+	/** @return upstream arrival of the event that ended the gap */
+	long arrivalNanos() {
+		return this.window.event().arrivalNanos();
+	}
+
+	/** @return see {@link GapWindow#earlierWaitNanos()} */
+	long earlierWaitNanos() {
+		return this.window.earlierWaitNanos();
+	}
 
 	long gapNanos() {
-		return this.writeNanos - this.previousWriteNanos;
+		return this.window.gapNanos();
 	}
 
 	long upstreamGapNanos() {
-		return this.arrivalNanos - this.previousArrivalNanos;
+		return this.window.upstreamGapNanos();
 	}
 
-	/**
-	 * The part of the upstream gap that the engine took: tokengap does not read the engine while
-	 * a write waits for the client's socket.
-	 */
+	/** @return see {@link GapWindow#engineGapNanos()} */
 	long engineGapNanos() {
-		return upstreamGapNanos() - this.earlierWaitNanos;
+		return this.window.engineGapNanos();
 	}
 
 	long writeDelayNanos() {
-		return this.writeNanos - this.arrivalNanos;
+		return this.window.writeDelayNanos();
 	}
 
-	/**
-	 * Time the writes inside the gap waited for the client's socket: this event's (the part of its
-	 * write delay after the write started) and earlier ones'.
-	 */
+	/** @return see {@link GapWindow#socketWaitNanos()} */
 	long socketWaitNanos() {
-		return this.writeNanos - this.writeStartNanos + this.earlierWaitNanos;
+		return this.window.socketWaitNanos();
 	}
 
 }

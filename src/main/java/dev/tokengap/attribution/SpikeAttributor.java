@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.ListIterator;
 import java.util.Map;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,9 +27,10 @@ import dev.tokengap.timing.StreamTimer;
 
 /**
  * Attributes each spike once the engine samples around it have been scraped: gathers the
- * evidence, picks the cause, logs one line and keeps the last records. Runs on its own thread,
- * never on an event loop; a spike is judged one scrape interval after its gap closed plus the
- * scrape timeout.
+ * evidence, picks the cause, logs one line and keeps the last records. Judges on its own thread
+ * ({@code tokengap-attribution}), never on an event loop: its {@link #detector() detector} runs on
+ * the event loops and only hands each spike over. A spike is judged one scrape interval after its
+ * gap closed plus the scrape timeout.
  *
  * <p>
  * When the engine reports its own figures for a request at its end (vLLM's per-request
@@ -133,7 +135,7 @@ public final class SpikeAttributor implements AutoCloseable {
 		try {
 			this.executor.schedule(() -> attribute(spike, peers), Math.max(0, due), TimeUnit.NANOSECONDS);
 		}
-		catch (java.util.concurrent.RejectedExecutionException ex) {
+		catch (RejectedExecutionException ex) {
 			this.pending.decrementAndGet();
 		}
 	}
@@ -216,7 +218,7 @@ public final class SpikeAttributor implements AutoCloseable {
 				}
 			});
 		}
-		catch (java.util.concurrent.RejectedExecutionException ex) {
+		catch (RejectedExecutionException ex) {
 			// closed
 		}
 	}
@@ -258,10 +260,10 @@ public final class SpikeAttributor implements AutoCloseable {
 			return;
 		}
 		logger.info("spike request_id=" + record.requestId() + " model=" + record.model() + " endpoint="
-				+ record.endpoint() + " choice=" + record.choice() + " token=" + record.tokenIndex() + " gap_ms=" + record.gapMs()
-				+ " upstream_gap_ms=" + record.upstreamGapMs() + " write_delay_ms=" + record.writeDelayMs()
-				+ " socket_wait_ms=" + record.socketWaitMs() + " cause=" + record.cause() + " scope=" + record.scope()
-				+ " causes=" + String.join(",", record.causes()) + " evidence=" + evidence
+				+ record.endpoint() + " choice=" + record.choice() + " token=" + record.tokenIndex() + " gap_ms="
+				+ record.gapMs() + " upstream_gap_ms=" + record.upstreamGapMs() + " write_delay_ms="
+				+ record.writeDelayMs() + " socket_wait_ms=" + record.socketWaitMs() + " cause=" + record.cause()
+				+ " scope=" + record.scope() + " causes=" + String.join(",", record.causes()) + " evidence=" + evidence
 				+ ((skipped > 0) ? " (" + skipped + " earlier spikes not logged: over "
 						+ this.properties.logLinesPerSecond() + " lines/s; all are counted and kept)" : ""));
 	}

@@ -3,6 +3,7 @@ package dev.tokengap.attribution;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
+import dev.tokengap.timing.ContentWrite;
 import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.StreamTimer;
 
@@ -50,15 +51,15 @@ final class SpikeDetector implements GapObserver {
 	}
 
 	@Override
-	public void firstContent(long arrivalNanos, long writeNanos, long promptTokens) {
-		this.firstTokens.record(arrivalNanos, promptTokens);
+	public void firstContent(ContentWrite event, long promptTokens) {
+		this.firstTokens.record(event.arrivalNanos(), promptTokens);
 	}
 
 	@Override
 	public void gap(StreamTimer timer, int choice, String requestId, String model, String endpoint,
-			long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
+			ContentWrite event) {
 		long previousWrite = timer.lastContentNanos(choice);
-		long gap = writeNanos - previousWrite;
+		long gap = event.writeNanos() - previousWrite;
 		if (gap < this.floorNanos) {
 			return;
 		}
@@ -67,12 +68,11 @@ final class SpikeDetector implements GapObserver {
 			threshold = Math.max(threshold, (long) (this.factor * timer.medianGapNanos()));
 		}
 		if (gap >= threshold) {
-			long previousArrival = timer.lastArrivalNanos(choice);
+			GapWindow window = GapWindow.of(timer, choice, event);
 			this.spikes.accept(
-					new Spike(requestId, model, endpoint, choice, timer.contentEvents(choice), threshold,
-							previousArrival, previousWrite, arrivalNanos, writeStartNanos, writeNanos, earlierWaitNanos,
+					new Spike(requestId, model, endpoint, choice, timer.contentEvents(choice), threshold, window,
 							System.currentTimeMillis()),
-					this.peers.during(timer, previousArrival, arrivalNanos));
+					this.peers.during(timer, window.previous().arrivalNanos(), event.arrivalNanos()));
 		}
 	}
 

@@ -101,7 +101,8 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 			case ENGINE_WIDE -> "engine-wide stall, none of " + others + " other streams received content";
 			case ALONE -> "no other stream decoding to compare with";
 			case AFTER_ENGINE -> "held up after the engine: the " + evidence.heldBack()
-					+ " events that followed came at once, so the engine had produced them meanwhile (its API server, the network)";
+					+ " events that followed came at once, so the engine had produced them meanwhile"
+					+ " (its API server, the network)";
 		};
 	}
 

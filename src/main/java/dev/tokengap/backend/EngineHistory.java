@@ -7,11 +7,12 @@ import java.util.concurrent.locks.StampedLock;
  * arrays, oldest overwritten first.
  *
  * <p>
- * One writer (the scraper, a few times a second) and many readers (spike attribution on event
- * loop threads). Reads are optimistic, as in {@link StampedLock}'s own example: copy without
- * locking, then check that no append ran meanwhile; only when one did is the copy repeated
- * under the read lock, which waits at most for one append (a few array stores). Readers never
- * block each other and the writer never waits for a long read.
+ * One writer (the scraper, a few times a second) and readers on other threads (spike
+ * attribution reads its windows on its own thread, never on an event loop). Reads are
+ * optimistic, as in {@link StampedLock}'s own example: copy without locking, then check that no
+ * append ran meanwhile; only when one did is the copy repeated under the read lock, which waits
+ * at most for one append (a few array stores). Readers never block each other and the writer
+ * never waits for a long read.
  */
 public final class EngineHistory {
 

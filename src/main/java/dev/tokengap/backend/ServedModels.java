@@ -3,6 +3,7 @@ package dev.tokengap.backend;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -112,7 +113,7 @@ public final class ServedModels implements AutoCloseable {
 			try {
 				s.dispose();
 			}
-			catch (java.util.concurrent.RejectedExecutionException ex) {
+			catch (RejectedExecutionException ex) {
 				// At shutdown the event loops may already be gone; nothing is left to cancel.
 			}
 		}

@@ -66,7 +66,8 @@ final class BenchReport {
 		this.outputTokens = ok.stream().mapToLong(StreamResult::outputTokens).sum();
 		this.ttftValues = ok.stream().mapToDouble(StreamResult::ttftMs).toArray();
 		this.ttft = Distribution.of(this.ttftValues);
-		this.tpot = Distribution.of(ok.stream().mapToDouble(StreamResult::tpotMs).filter((t) -> !Double.isNaN(t)).toArray());
+		this.tpot = Distribution
+			.of(ok.stream().mapToDouble(StreamResult::tpotMs).filter((t) -> !Double.isNaN(t)).toArray());
 		this.e2elValues = ok.stream().mapToDouble(StreamResult::e2elMs).toArray();
 		this.e2el = Distribution.of(this.e2elValues);
 		this.itlValues = ok.stream()

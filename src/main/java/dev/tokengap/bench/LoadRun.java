@@ -12,6 +12,7 @@ import reactor.netty.ByteBufMono;
 import reactor.netty.Connection;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.client.HttpClientResponse;
+import reactor.netty.resources.ConnectionProvider;
 
 /**
  * Sends a {@link RequestPlan} and collects what each stream saw. Requests leave at their planned
@@ -63,7 +64,8 @@ final class LoadRun {
 				.responseConnection((response, connection) -> receive(response, connection, result))
 				.then(Mono.just(result))
 				.onErrorResume((ex) -> {
-					result.fail(ex.getClass().getSimpleName() + ((ex.getMessage() != null) ? ": " + ex.getMessage() : ""));
+					result.fail(ex.getClass().getSimpleName()
+							+ ((ex.getMessage() != null) ? ": " + ex.getMessage() : ""));
 					return Mono.just(result);
 				});
 		});
@@ -93,7 +95,7 @@ final class LoadRun {
 
 	static HttpClient httpClient(int connections) {
 		return HttpClient
-			.create(reactor.netty.resources.ConnectionProvider.builder("tokengap-bench")
+			.create(ConnectionProvider.builder("tokengap-bench")
 				.maxConnections(connections)
 				.pendingAcquireMaxCount(-1)
 				.maxIdleTime(Duration.ofSeconds(4))

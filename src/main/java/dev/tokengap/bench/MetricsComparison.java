@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
+import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
 
 /**
@@ -97,7 +98,7 @@ final class MetricsComparison {
 			String text = this.http.get()
 				.uri(url)
 				.responseSingle((response, body) -> (response.status().code() == 200) ? body.asString()
-						: reactor.core.publisher.Mono.error(new IllegalStateException("HTTP " + response.status().code())))
+						: Mono.error(new IllegalStateException("HTTP " + response.status().code())))
 				.block(Duration.ofSeconds(15));
 			return HistogramSnapshot.parse((text != null) ? text : "", (endpoint != null) ? "endpoint" : null,
 					endpoint);

@@ -2,6 +2,7 @@ package dev.tokengap.metrics;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.DoubleSupplier;
 
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -67,8 +68,10 @@ public final class BackendMeters {
 	 * @param registry the registry {@code /actuator/prometheus} exposes
 	 */
 	public BackendMeters(PrometheusRegistry registry) {
-		gauge(registry, RUNNING, "Engine requests running (vllm:num_requests_running), last scrape", () -> this.running);
-		gauge(registry, WAITING, "Engine requests waiting (vllm:num_requests_waiting), last scrape", () -> this.waiting);
+		gauge(registry, RUNNING, "Engine requests running (vllm:num_requests_running), last scrape",
+				() -> this.running);
+		gauge(registry, WAITING, "Engine requests waiting (vllm:num_requests_waiting), last scrape",
+				() -> this.waiting);
 		gauge(registry, SWAPPED, "Engine requests swapped (vllm:num_requests_swapped, V0 engines), last scrape",
 				() -> this.swapped);
 		gauge(registry, KV_CACHE_USAGE, "Engine KV-cache usage 0..1 (vllm:kv_cache_usage_perc), last scrape",
@@ -107,7 +110,7 @@ public final class BackendMeters {
 	}
 
 	private static void gauge(PrometheusRegistry registry, String name, String help,
-			java.util.function.DoubleSupplier value) {
+			DoubleSupplier value) {
 		GaugeWithCallback.builder().name(name).help(help).callback((callback) -> {
 			double v = value.getAsDouble();
 			if (!Double.isNaN(v)) {

@@ -3,6 +3,7 @@ package dev.tokengap.metrics;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 
+import dev.tokengap.timing.ContentWrite;
 import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.StreamTimer;
@@ -29,8 +30,8 @@ public final class ExchangeRecorder {
 	/** nginx's status for "client closed the request before the response": counted, never sent. */
 	public static final int CLIENT_CLOSED = 499;
 
-	private static final AtomicReferenceFieldUpdater<ExchangeRecorder, StreamOutcome> OUTCOME = AtomicReferenceFieldUpdater
-		.newUpdater(ExchangeRecorder.class, StreamOutcome.class, "said");
+	private static final AtomicReferenceFieldUpdater<ExchangeRecorder, StreamOutcome> OUTCOME =
+			AtomicReferenceFieldUpdater.newUpdater(ExchangeRecorder.class, StreamOutcome.class, "said");
 
 	private static final AtomicIntegerFieldUpdater<ExchangeRecorder> CLOSED = AtomicIntegerFieldUpdater
 		.newUpdater(ExchangeRecorder.class, "closed");
@@ -157,21 +158,18 @@ public final class ExchangeRecorder {
 	/**
 	 * Notes one content-bearing event of one choice that reached the client.
 	 * @param choice the choice index (0 for shapes without choices)
-	 * @param arrivalNanos when its last byte was read from upstream
-	 * @param writeStartNanos when its write to the client started
-	 * @param writeNanos when its write to the client completed
-	 * @param earlierWaitNanos how long earlier writes since the previous content event waited for
-	 * the client's socket (see {@link GapObserver#gap})
+	 * @param event the event's times (its arrival, its write's start and end, and how long
+	 * earlier writes since the previous content event waited for the client's socket); read
+	 * during this call only, so the caller may reuse it for its next event
 	 */
-	public void contentWritten(int choice, long arrivalNanos, long writeStartNanos, long writeNanos,
-			long earlierWaitNanos) {
+	public void contentWritten(int choice, ContentWrite event) {
 		if (this.closed != 0) {
 			return;
 		}
 		try {
 			StreamMeters m = meters();
-			notifyObserver(choice, arrivalNanos, writeStartNanos, writeNanos, earlierWaitNanos);
-			long gap = this.timer.onContent(choice, arrivalNanos, writeNanos);
+			notifyObserver(choice, event);
+			long gap = this.timer.onContent(choice, event.arrivalNanos(), event.writeNanos());
 			if (this.timer.contentEvents() == 1) {
 				m.ttft.observe(this.timer.timeToFirstTokenNanos() / 1e9);
 			}
@@ -181,22 +179,20 @@ public final class ExchangeRecorder {
 					m.stalls.inc();
 				}
 			}
-			m.writeDelay.observe(Math.max(0, writeNanos - arrivalNanos) / 1e9);
+			m.writeDelay.observe(Math.max(0, event.writeNanos() - event.arrivalNanos()) / 1e9);
 		}
 		catch (RuntimeException ex) {
 			failed(ex);
 		}
 	}
 
-	private void notifyObserver(int choice, long arrivalNanos, long writeStartNanos, long writeNanos,
-			long earlierWaitNanos) {
+	private void notifyObserver(int choice, ContentWrite event) {
 		GapObserver observer = this.catalogue.gapObserver();
 		if (this.timer.contentEvents() == 0) {
-			observer.firstContent(arrivalNanos, writeNanos, this.promptTokens);
+			observer.firstContent(event, this.promptTokens);
 		}
 		else if (this.timer.contentEvents(choice) > 0) {
-			observer.gap(this.timer, choice, this.requestId, this.model, this.endpoint.label(), arrivalNanos,
-					writeStartNanos, writeNanos, earlierWaitNanos);
+			observer.gap(this.timer, choice, this.requestId, this.model, this.endpoint.label(), event);
 		}
 	}
 
@@ -301,11 +297,6 @@ public final class ExchangeRecorder {
 	/** @return the stream's timer (read-only use: attribution, tests) */
 	public StreamTimer timer() {
 		return this.timer;
-	}
-
-	/** @return whether this exchange is counted as a stream */
-	public boolean streaming() {
-		return this.live || this.streamRequested;
 	}
 
 	private StreamMeters meters() {

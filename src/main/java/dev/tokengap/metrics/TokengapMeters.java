@@ -2,14 +2,15 @@ package dev.tokengap.metrics;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 import io.prometheus.metrics.core.metrics.Counter;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.LogRateLimiter;
@@ -200,7 +201,7 @@ public final class TokengapMeters {
 		return Counter.builder().name(name).help(help).labelNames(labels).withoutExemplars().register(registry);
 	}
 
-	private void forEach(java.util.function.Consumer<StreamMeters> action) {
+	private void forEach(Consumer<StreamMeters> action) {
 		for (StreamMeters[] perEndpoint : this.byModel.values()) {
 			for (StreamMeters m : perEndpoint) {
 				if (m != null) {

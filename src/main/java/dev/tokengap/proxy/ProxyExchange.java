@@ -226,8 +226,8 @@ final class ProxyExchange {
 	private void sendTimedOut() {
 		long skipped = this.handler.errorLog().tryAcquire();
 		if (skipped >= 0) {
-			logger.warn("Request " + this.requestId + " (" + this.endpoint.label() + "): the client accepted no bytes for "
-					+ this.handler.properties().sendTimeout()
+			logger.warn("Request " + this.requestId + " (" + this.endpoint.label()
+					+ "): the client accepted no bytes for " + this.handler.properties().sendTimeout()
 					+ " (tokengap.proxy.send-timeout); closed it and cancelled the engine request"
 					+ skipped(skipped));
 		}
@@ -302,7 +302,8 @@ final class ProxyExchange {
 			return given;
 		}
 		ThreadLocalRandom random = ThreadLocalRandom.current();
-		return Long.toHexString(random.nextLong() | Long.MIN_VALUE) + Long.toHexString(random.nextLong() | Long.MIN_VALUE);
+		return Long.toHexString(random.nextLong() | Long.MIN_VALUE)
+				+ Long.toHexString(random.nextLong() | Long.MIN_VALUE);
 	}
 
 }

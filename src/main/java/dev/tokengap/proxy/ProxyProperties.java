@@ -36,7 +36,8 @@ public record ProxyProperties(@DefaultValue("16MB") DataSize maxRequestBody, Dat
 			throw new IllegalArgumentException("tokengap.proxy.send-timeout must be positive, got " + sendTimeout);
 		}
 		if (requestTimeout.isNegative() || requestTimeout.isZero()) {
-			throw new IllegalArgumentException("tokengap.proxy.request-timeout must be positive, got " + requestTimeout);
+			throw new IllegalArgumentException(
+					"tokengap.proxy.request-timeout must be positive, got " + requestTimeout);
 		}
 	}
 

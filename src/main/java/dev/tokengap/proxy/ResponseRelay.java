@@ -22,6 +22,7 @@ import dev.tokengap.metrics.ExchangeRecorder;
 import dev.tokengap.metrics.StreamOutcome;
 import dev.tokengap.sse.SseEventKind;
 import dev.tokengap.sse.SseEventScanner;
+import dev.tokengap.timing.ContentWrite;
 import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.NanoClock;
 
@@ -31,10 +32,18 @@ import dev.tokengap.timing.NanoClock;
  *
  * <pre>
  *  upstream loop                         client loop
- *  onNext(buf) ── scan bytes in place ──▶ writeAndFlush(buf) ── write done ──▶ written()
- *      ▲            (note events)                                    │ record events at this time
- *      └──────────────────── request(1) ─────────────────────────────┘
+ *  onNext(buf) ── scan bytes in place ──▶ writeAndFlush(buf, voidPromise)
+ *      ▲            (note events)           │ the socket took it all: done on return
+ *      │                                    │ the socket is full: an empty write's future
+ *      │                                    ▼
+ *      │                                  written() ── record events at this time
+ *      └──────────────────── request(1) ────┘
  * </pre>
+ *
+ * Each buffer is written with the channel's void promise, so no future or listener is made per
+ * event: when the socket takes the whole buffer inside the write call (the usual case), the write
+ * is done when the call returns; only when the socket is full does an empty write's future, done
+ * once everything before it has been written, tell when it completed.
  *
  * Exactly one buffer is in flight: the next is requested only when the previous one has been
  * handed to the client socket, so a client that stops reading stops the upstream read (TCP
@@ -68,9 +77,8 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private Subscription upstream;
 
-	private long arrivalNanos;
-
-	private long writeStartNanos;
+	/** The times of the buffer in flight, told to the recorder for each of its content events. */
+	private final ContentWrite event = new ContentWrite();
 
 	private ByteBuf inFlight;
 
@@ -168,7 +176,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			this.upstream.request(1);
 			return;
 		}
-		this.arrivalNanos = this.clock.nanoTime();
+		this.event.setArrivalNanos(this.clock.nanoTime());
 		if (this.scanner != null) {
 			buf.forEachByte(this);
 		}
@@ -191,7 +199,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			buf.release();
 			return;
 		}
-		this.writeStartNanos = this.clock.nanoTime();
+		this.event.setWriteStartNanos(this.clock.nanoTime());
 		// Usually the socket takes the whole buffer inside this call. A void promise spares a
 		// promise and a listener call per event (and the encoder's promise combiner); whether the
 		// write completed is read from the outbound buffer afterwards. A failed write fires
@@ -362,11 +370,12 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		this.lastWriteNanos = writeNanos;
 		this.recorder.bodyWritten(writeNanos);
 		if (this.pendingContent == 0) {
-			this.earlierWaitNanos += writeNanos - this.writeStartNanos;
+			this.earlierWaitNanos += writeNanos - this.event.writeStartNanos();
 		}
+		this.event.setWriteNanos(writeNanos);
 		for (int i = 0; i < this.pendingContent; i++) {
-			this.recorder.contentWritten(this.pendingChoices[i], this.arrivalNanos, this.writeStartNanos, writeNanos,
-					this.earlierWaitNanos);
+			this.event.setEarlierWaitNanos(this.earlierWaitNanos);
+			this.recorder.contentWritten(this.pendingChoices[i], this.event);
 			this.earlierWaitNanos = 0;
 		}
 		for (int i = 0; i < this.pendingTokens; i++) {

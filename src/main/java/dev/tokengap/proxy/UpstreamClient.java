@@ -1,9 +1,11 @@
 package dev.tokengap.proxy;
 
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -15,6 +17,7 @@ import java.util.function.BiFunction;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -199,17 +202,17 @@ public final class UpstreamClient {
 		// Reactor Netty's (shaded) PoolAcquireTimeoutException is a TimeoutException too
 		if (error.getClass().getSimpleName().equals("PoolAcquireTimeoutException")) {
 			return new UpstreamSaturatedException("All " + this.connectionsPerLoop
-					+ " engine connections of this event loop stayed busy for " + this.properties.pendingAcquireTimeout()
-					+ " (tokengap.upstream.pending-acquire-timeout); raise tokengap.upstream.max-connections (now "
-					+ this.properties.maxConnections() + ", split across the event loops)", error);
+					+ " engine connections of this event loop stayed busy for "
+					+ this.properties.pendingAcquireTimeout() + " (tokengap.upstream.pending-acquire-timeout); raise"
+					+ " tokengap.upstream.max-connections (now " + this.properties.maxConnections()
+					+ ", split across the event loops)", error);
 		}
 		if (error instanceof TimeoutException) {
 			return new UpstreamTimeoutException("The engine sent no response headers within "
 					+ this.properties.responseTimeout() + " (tokengap.upstream.response-timeout)");
 		}
 		if (error instanceof ConnectException || error instanceof PrematureCloseException
-				|| error instanceof io.netty.channel.ConnectTimeoutException
-				|| error instanceof java.io.IOException) {
+				|| error instanceof ConnectTimeoutException || error instanceof IOException) {
 			return new UpstreamUnavailableException("The engine at " + this.base + " is unreachable: "
 					+ error.getClass().getSimpleName() + (error.getMessage() != null ? ": " + error.getMessage() : ""),
 					error);
@@ -227,7 +230,7 @@ public final class UpstreamClient {
 		Flux.fromIterable(this.providers)
 			.flatMap(ConnectionProvider::disposeLater)
 			.then()
-			.block(java.time.Duration.ofSeconds(5));
+			.block(Duration.ofSeconds(5));
 	}
 
 }

@@ -38,8 +38,8 @@ final class SequenceGroup {
 			// Every choice has the same prompt: the prefix cache serves it to all but the first,
 			// as vLLM's parallel sampling shares the prompt's KV blocks.
 			this.sequences.add(new SimSequence((call.n() > 1) ? i + "_" + traceId : traceId, call.promptText(),
-					call.promptTokens(), call.maxTokens(), engine.vocabulary().textsFor(seed), faults.engineStallTokens(),
-					faults.engineStallNanos()));
+					call.promptTokens(), call.maxTokens(), engine.vocabulary().textsFor(seed),
+					faults.engineStallTokens(), faults.engineStallNanos()));
 		}
 	}
 

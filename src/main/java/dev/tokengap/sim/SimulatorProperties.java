@@ -376,8 +376,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			return new SimulatorProperties(this.port, this.model, this.seed, this.maxNumSeqs, this.maxNumBatchedTokens,
 					this.chunkedPrefill, this.blockSize, this.numKvBlocks, this.stepFixedCost, this.stepCostPerSeq,
 					this.stepCostPerPrefillToken, this.defaultMaxTokens, this.maxModelLen, this.metricsDelay,
-					this.charsPerToken, this.traceCapacity, this.reasoningShare,
-					this.maxNumQueuedReqs, this.prefixCaching, this.aliases, this.loraAdapters, this.numSpeculativeTokens,
+					this.charsPerToken, this.traceCapacity, this.reasoningShare, this.maxNumQueuedReqs,
+					this.prefixCaching, this.aliases, this.loraAdapters, this.numSpeculativeTokens,
 					this.specAcceptanceRate, this.perRequestMetrics);
 		}
 

@@ -64,7 +64,9 @@ final class VllmMetricsWriter {
 	 */
 	private static void processStartTime(StringBuilder out, VllmMetrics metrics) {
 		header(out, "process_start_time_seconds", "Start time of the process since unix epoch in seconds.", "gauge");
-		out.append("process_start_time_seconds ").append(PythonFloats.goString(metrics.createdEpochSeconds)).append('\n');
+		out.append("process_start_time_seconds ")
+			.append(PythonFloats.goString(metrics.createdEpochSeconds))
+			.append('\n');
 	}
 
 	private void gauge(StringBuilder out, String name, String help, double value) {

@@ -11,12 +11,12 @@ public interface GapObserver {
 	GapObserver NONE = new GapObserver() {
 
 		@Override
-		public void firstContent(long arrivalNanos, long writeNanos, long promptTokens) {
+		public void firstContent(ContentWrite event, long promptTokens) {
 		}
 
 		@Override
 		public void gap(StreamTimer timer, int choice, String requestId, String model, String endpoint,
-				long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
+				ContentWrite event) {
 		}
 
 	};
@@ -40,11 +40,10 @@ public interface GapObserver {
 
 	/**
 	 * A stream's first content event of any choice (its prefill has finished).
-	 * @param arrivalNanos when it arrived from upstream
-	 * @param writeNanos when its write to the client completed
+	 * @param event its times, valid during this call only
 	 * @param promptTokens the request's estimated prompt size
 	 */
-	void firstContent(long arrivalNanos, long writeNanos, long promptTokens);
+	void firstContent(ContentWrite event, long promptTokens);
 
 	/**
 	 * A content event after the first of its choice, called before the timer counts it, so the
@@ -55,15 +54,9 @@ public interface GapObserver {
 	 * @param requestId the request id
 	 * @param model the bounded model label
 	 * @param endpoint the endpoint label
-	 * @param arrivalNanos when this event arrived from upstream
-	 * @param writeStartNanos when its write to the client started (on the client's event loop)
-	 * @param writeNanos when this event's write to the client completed
-	 * @param earlierWaitNanos time that earlier writes inside this gap (bytes of no content event,
-	 * such as the first part of an event split across upstream buffers) waited for the client's
-	 * socket: while a write waits, the engine is not read, so this much of the upstream gap is the
-	 * client's, not the engine's
+	 * @param event the times of the event that ends the gap (its arrival, its write's start and
+	 * end, the socket wait of earlier writes inside the gap), valid during this call only
 	 */
-	void gap(StreamTimer timer, int choice, String requestId, String model, String endpoint, long arrivalNanos,
-			long writeStartNanos, long writeNanos, long earlierWaitNanos);
+	void gap(StreamTimer timer, int choice, String requestId, String model, String endpoint, ContentWrite event);
 
 }

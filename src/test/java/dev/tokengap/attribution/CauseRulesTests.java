@@ -19,8 +19,9 @@ class CauseRulesTests {
 			1.5, 0.9, 10);
 
 	/** A 300 ms gap that arrived 300 ms late from upstream (the engine was slow). */
-	static final Spike LATE = new Spike("r", "m", "chat_completions", 0, 7, 100 * MS, 1000 * MS, 1001 * MS, 1300 * MS,
-			1300 * MS, 1301 * MS, 0, 0);
+	static final Spike LATE = new Spike("r", "m", "chat_completions", 0, 7, 100 * MS,
+			new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1300 * MS, 1301 * MS),
+					1300 * MS, 0), 0);
 
 	static EngineSample sample(long ms, double running, double waiting, double kv, double preemptions,
 			double prompt) {
@@ -41,14 +42,18 @@ class CauseRulesTests {
 
 	@Test
 	void aTimelyArrivalWaitingForTheClientsSocketIsClientBackpressureWhateverTheEngineDid() {
-		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS, 1000 * MS, 1001 * MS, 1020 * MS, 1021 * MS, 1301 * MS, 0, 0);
+		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS,
+				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1020 * MS, 1301 * MS),
+						1021 * MS, 0), 0);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 3, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.CLIENT_BACKPRESSURE);
 	}
 
 	@Test
 	void aTimelyArrivalWhoseWriteStartedLateIsOutsideTheEngine() {
-		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS, 1000 * MS, 1001 * MS, 1020 * MS, 1300 * MS, 1301 * MS, 0, 0);
+		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS,
+				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1020 * MS, 1301 * MS),
+						1300 * MS, 0), 0);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 0, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.ENGINE_OTHER);
 	}
@@ -60,16 +65,18 @@ class CauseRulesTests {
 	 */
 	@Test
 	void anEventWhoseFirstPartWaitedForTheClientsSocketIsClientBackpressure() {
-		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS, 1000 * MS, 1001 * MS, 1300 * MS, 1300 * MS, 1301 * MS,
-				290 * MS, 0);
+		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS,
+				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1300 * MS, 1301 * MS),
+						1300 * MS, 290 * MS), 0);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 3, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.CLIENT_BACKPRESSURE);
 	}
 
 	@Test
 	void anEngineGapLongerThanTheEarlierSocketWaitIsStillTheEnginesToExplain() {
-		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS, 1000 * MS, 1001 * MS, 1300 * MS, 1300 * MS, 1301 * MS,
-				50 * MS, 0);
+		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS,
+				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1300 * MS, 1301 * MS),
+						1300 * MS, 50 * MS), 0);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 3, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.PREEMPTION);
 	}

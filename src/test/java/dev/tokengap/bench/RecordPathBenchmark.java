@@ -25,6 +25,7 @@ import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.Endpoint;
 import dev.tokengap.metrics.ExchangeRecorder;
 import dev.tokengap.metrics.TokengapMeters;
+import dev.tokengap.timing.ContentWrite;
 import dev.tokengap.timing.NanoClock;
 
 /**
@@ -56,6 +57,8 @@ public class RecordPathBenchmark {
 
 	private SpikeAttributor attributor;
 
+	private final ContentWrite event = new ContentWrite();
+
 	private long now;
 
 	@Setup(Level.Iteration)
@@ -85,7 +88,10 @@ public class RecordPathBenchmark {
 	public long recordOneContentEvent() {
 		long write = this.now += GAP;
 		this.recorder.bodyWritten(write);
-		this.recorder.contentWritten(0, write - 150_000, write - 100_000, write, 0);
+		this.event.setArrivalNanos(write - 150_000);
+		this.event.setWriteStartNanos(write - 100_000);
+		this.event.setWriteNanos(write);
+		this.recorder.contentWritten(0, this.event);
 		return write;
 	}
 

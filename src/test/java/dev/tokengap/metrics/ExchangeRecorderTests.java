@@ -10,6 +10,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;
 
 import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.timing.ContentWrite;
 import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.StreamTimer;
 
@@ -32,6 +33,9 @@ class ExchangeRecorderTests {
 
 	private final ExchangeRecorder recorder = newRecorder();
 
+	/** The times of the event being written, reused as the relay reuses its own. */
+	private final ContentWrite event = new ContentWrite();
+
 	private ExchangeRecorder newRecorder() {
 		ExchangeRecorder r = new ExchangeRecorder(this.meters, 0);
 		r.route("m", Endpoint.CHAT_COMPLETIONS);
@@ -44,7 +48,10 @@ class ExchangeRecorderTests {
 		this.recorder.responded(200);
 		assertThat(scrape().value("tokengap_inflight_streams")).isEqualTo(1);
 		for (int i = 0; i < 12; i++) {
-			this.recorder.contentWritten(0, (100 + 20 * i) * MS, (100 + 20 * i) * MS, (101 + 20 * i) * MS, 0);
+			this.event.setArrivalNanos((100 + 20 * i) * MS);
+			this.event.setWriteStartNanos((100 + 20 * i) * MS);
+			this.event.setWriteNanos((101 + 20 * i) * MS);
+			this.recorder.contentWritten(0, this.event);
 		}
 		this.recorder.completed(400 * MS);
 		this.recorder.outcome(StreamOutcome.ofBody(false, true, this.recorder.timer().contentEvents()));
@@ -125,8 +132,8 @@ class ExchangeRecorderTests {
 	@Test
 	void aCompletedStreamWithAStallIsNotSmooth() {
 		this.recorder.streamStarted();
-		this.recorder.contentWritten(0, 0, 0, 100 * MS, 0);
-		this.recorder.contentWritten(0, 0, 0, 600 * MS, 0);
+		written(0, 100 * MS);
+		written(0, 600 * MS);
 		this.recorder.outcome(StreamOutcome.COMPLETED);
 		this.recorder.close(700 * MS, false);
 		PrometheusText metrics = scrape();
@@ -137,9 +144,9 @@ class ExchangeRecorderTests {
 	@Test
 	void timesTheFirstTokenOnceWhateverChoiceItBelongsTo() {
 		this.recorder.streamStarted();
-		this.recorder.contentWritten(1, 0, 0, 100 * MS, 0);
-		this.recorder.contentWritten(0, 0, 0, 101 * MS, 0);
-		this.recorder.contentWritten(1, 0, 0, 130 * MS, 0);
+		written(1, 100 * MS);
+		written(0, 101 * MS);
+		written(1, 130 * MS);
 		PrometheusText metrics = scrape();
 		assertThat(metrics.value("tokengap_time_to_first_token_seconds_count")).isEqualTo(1);
 		assertThat(metrics.value("tokengap_time_to_first_token_seconds_sum")).isEqualTo(0.1);
@@ -153,21 +160,21 @@ class ExchangeRecorderTests {
 		this.meters.gapObserver(new GapObserver() {
 
 			@Override
-			public void firstContent(long arrivalNanos, long writeNanos, long promptTokens) {
+			public void firstContent(ContentWrite event, long promptTokens) {
 			}
 
 			@Override
 			public void gap(StreamTimer timer, int choice, String requestId, String model, String endpoint,
-					long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
+					ContentWrite event) {
 				gaps[0]++;
 				previous[0] = timer.lastContentNanos(choice);
 			}
 
 		});
 		this.recorder.streamStarted();
-		this.recorder.contentWritten(0, 0, 0, 100 * MS, 0);
-		this.recorder.contentWritten(1, 0, 0, 101 * MS, 0);
-		this.recorder.contentWritten(0, 0, 0, 130 * MS, 0);
+		written(0, 100 * MS);
+		written(1, 101 * MS);
+		written(0, 130 * MS);
 		assertThat(gaps[0]).isEqualTo(1);
 		assertThat(previous[0]).isEqualTo(100 * MS);
 	}
@@ -178,20 +185,20 @@ class ExchangeRecorderTests {
 		this.meters.gapObserver(new GapObserver() {
 
 			@Override
-			public void firstContent(long arrivalNanos, long writeNanos, long promptTokens) {
+			public void firstContent(ContentWrite event, long promptTokens) {
 				throw new IllegalStateException("a bug");
 			}
 
 			@Override
 			public void gap(StreamTimer timer, int choice, String requestId, String model, String endpoint,
-					long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
+					ContentWrite event) {
 				throw new IllegalStateException("a bug");
 			}
 
 		});
 		this.recorder.streamStarted();
-		this.recorder.contentWritten(0, 0, 0, 100 * MS, 0);
-		this.recorder.contentWritten(0, 0, 0, 120 * MS, 0);
+		written(0, 100 * MS);
+		written(0, 120 * MS);
 		this.recorder.outcome(StreamOutcome.COMPLETED);
 		this.recorder.close(200 * MS, false);
 		PrometheusText metrics = scrape();
@@ -216,6 +223,12 @@ class ExchangeRecorderTests {
 			}
 		}
 		assertThat(metrics.value("tokengap_recording_errors_total")).isZero();
+	}
+
+	/** An event of {@code choice} written at {@code writeNanos}, read from upstream at 0. */
+	private void written(int choice, long writeNanos) {
+		this.event.setWriteNanos(writeNanos);
+		this.recorder.contentWritten(choice, this.event);
 	}
 
 	private PrometheusText scrape() {

@@ -16,6 +16,7 @@ import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
+import dev.tokengap.timing.ContentWrite;
 import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.StreamTimer;
@@ -51,12 +52,12 @@ class EngineReportIntegrationTests extends ScriptedUpstreamTests {
 			}
 
 			@Override
-			public void firstContent(long arrivalNanos, long writeNanos, long promptTokens) {
+			public void firstContent(ContentWrite event, long promptTokens) {
 			}
 
 			@Override
 			public void gap(StreamTimer timer, int choice, String requestId, String model, String endpoint,
-					long arrivalNanos, long writeStartNanos, long writeNanos, long earlierWaitNanos) {
+					ContentWrite event) {
 			}
 
 		});
