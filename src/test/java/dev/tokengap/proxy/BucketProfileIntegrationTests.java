@@ -24,7 +24,7 @@ class BucketProfileIntegrationTests extends ScriptedUpstreamTests {
 		upstream.stream(Step.list(Step.of(0, ProxyStreamingIntegrationTests.chunk("a")),
 				Step.of(5, ProxyStreamingIntegrationTests.chunk("b")), Step.of(0, ProxyStreamingIntegrationTests.done())));
 		StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/completions", "{\"model\":\"m-v0\",\"stream\":true}");
-		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		String[] m = { "model_name", "m-v0", "endpoint", "completions" };
 		assertThat(metrics.les("tokengap_time_to_first_token_seconds", m)).containsExactly("0.001", "0.005", "0.01",
 				"0.02", "0.04", "0.06", "0.08", "0.1", "0.25", "0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "+Inf");

@@ -54,7 +54,7 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void exportsExactlyTheVllmV1EdgesAsVllmWritesThem() {
-		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		String[] m = { "model_name", "m-expo", "endpoint", "chat_completions" };
 		assertThat(metrics.les("tokengap_time_to_first_token_seconds", m)).containsExactlyElementsOf(V1_TTFT);
 		assertThat(metrics.les("tokengap_time_to_first_byte_seconds", m)).containsExactlyElementsOf(V1_TTFT);
@@ -70,7 +70,7 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void scrapeIsAcceptedByPromtool() throws Exception {
-		String scrape = Scrapes.text(this.managementPort);
+		String scrape = PrometheusText.scrape(this.managementPort).text();
 		// The whole scrape must parse; lint findings may only concern Micrometer's JVM series.
 		PromtoolResult whole = checkMetrics(scrape);
 		assertThat(whole.exit()).as("promtool check metrics said:%n%s", whole.output()).isIn(0, 3);

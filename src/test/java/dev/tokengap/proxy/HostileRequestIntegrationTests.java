@@ -10,6 +10,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
+import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.RawHttp;
 import dev.tokengap.testsupport.ScriptedUpstream;
 
@@ -109,13 +110,13 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 	void countsARequestWhoseChunkedBodyBrokeAsA400() {
 		upstream.respond(200, "application/json", "{}");
 		String[] refused = { "endpoint", "chat_completions", "status", "400" };
-		double before = Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused);
+		double before = PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused);
 		RawHttp.Response response = RawHttp.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
 				+ "Transfer-Encoding: chunked\r\n\r\n" + chunk("{\"model\":\"m\"}") + "zz\r\n\r\n0\r\n\r\n");
 		assertThat(response.statuses()).containsExactly(400);
 		// Counted when Reactor Netty ends the request, as it closes the connection.
 		await().atMost(Duration.ofSeconds(10))
-			.until(() -> Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused),
+			.until(() -> PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused),
 					(count) -> count == before + 1);
 		assertThat(upstream.received()).isEmpty();
 	}

@@ -16,6 +16,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
+import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.RawHttp;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
 
@@ -58,7 +59,7 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(post("/v1/completions", completion(false)).statusCode()).isEqualTo(504);
 		refusedMalformed();
 		String spikes = awaitSpikes();
-		String exposition = Scrapes.text(this.managementPort);
+		String exposition = PrometheusText.scrape(this.managementPort).text();
 		for (String secret : NEVER_SHOWN) {
 			assertThat(output.getAll()).as("log output").doesNotContain(secret);
 			assertThat(exposition).as("exposition").doesNotContain(secret);

@@ -65,7 +65,7 @@ class ModelLabelCardinalityIntegrationTests extends ScriptedUpstreamTests {
 			.toList();
 		assertThat(post(rest, 32)).isEqualTo(rest.size());
 		int total = HOSTILE.size() + rest.size();
-		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		Set<String> labels = new TreeSet<>();
 		metrics.samples()
 			.stream()

@@ -8,6 +8,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
+import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.RawHttp;
 import dev.tokengap.testsupport.ScriptedUpstream;
 
@@ -96,10 +97,10 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 	@Test
 	void countsARefusedTargetAsA400() {
 		String[] refused = { "endpoint", "other", "status", "400" };
-		double before = Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused);
+		double before = PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused);
 		assertThat(send("CONNECT " + this.foreignHost + " HTTP/1.1\r\nHost: " + this.foreignHost + "\r\n").statuses())
 			.containsExactly(400);
-		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused))
+		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused))
 			.isEqualTo(before + 1);
 	}
 

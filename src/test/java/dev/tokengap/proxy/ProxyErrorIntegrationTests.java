@@ -33,7 +33,7 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.status()).isEqualTo(400);
 		assertThat(recording.text()).isEqualTo(body);
 		assertThat(recording.headers().get("content-type")).isEqualTo("application/json");
-		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", "model_name", "m-err",
+		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", "model_name", "m-err",
 				"status", "400")).isEqualTo(1);
 	}
 
@@ -45,7 +45,7 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		Recording recording = post("{\"model\":\"nope\",\"messages\":[]}");
 		assertThat(recording.status()).isEqualTo(404);
 		assertThat(recording.text()).isEqualTo(body);
-		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", "model_name", "other",
+		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", "model_name", "other",
 				"status", "404")).isEqualTo(1);
 	}
 
@@ -59,7 +59,7 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 			.contains("\"type\":\"GatewayTimeoutError\"", "\"code\":504");
 		// It asked to stream: tokengap's own 504 is a stream that timed out (contract v2).
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_streams_total", "model_name", "m-err", "outcome", "upstream_timeout")).isEqualTo(1));
 	}
 
@@ -71,7 +71,7 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.text()).contains("\"type\":\"RequestEntityTooLargeError\"", "\"code\":413");
 		assertThat(upstream.received("/v1/chat/completions")).as("nothing forwarded").isEmpty();
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_requests_total", "model_name", "unknown", "status", "413")).isEqualTo(1));
 	}
 
@@ -96,7 +96,7 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		Recording recording = post("{not json");
 		assertThat(recording.status()).isEqualTo(400);
 		assertThat(upstream.received("/v1/chat/completions").get(0).body()).isEqualTo("{not json");
-		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown", "status", "400")).isEqualTo(1);
 	}
 

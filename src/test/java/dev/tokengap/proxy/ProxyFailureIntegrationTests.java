@@ -51,7 +51,7 @@ class ProxyFailureIntegrationTests extends ScriptedUpstreamTests {
 		}
 		assertThat(upstream.received()).as("nothing was forwarded").isEmpty();
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-			PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 			assertThat(metrics.value("tokengap_requests_total", "status", "500")).isEqualTo(20);
 			// Each asked to stream and failed inside tokengap: a stream, with the outcome of its 500.
 			assertThat(metrics.value("tokengap_streams_total", "outcome", "upstream_error")).isEqualTo(20);

@@ -163,7 +163,7 @@ class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private PrometheusText scrape() {
-		return Scrapes.prometheus(this.managementPort);
+		return PrometheusText.scrape(this.managementPort);
 	}
 
 	static String[] with(String[] labels, String... more) {

@@ -84,7 +84,7 @@ class SendTimeoutIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private PrometheusText metrics() {
-		return Scrapes.prometheus(this.managementPort);
+		return PrometheusText.scrape(this.managementPort);
 	}
 
 }

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
+import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
@@ -50,10 +51,10 @@ class SpikeCorrectionIntegrationTests extends ScriptedUpstreamTests {
 				"{\"model\":\"m-corrected\",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
 		assertThat(recording.status()).isEqualTo(200);
 		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_gap_spike_seconds_count", "model_name", "m-corrected", "cause", "engine_other"))
 				.isEqualTo(1));
-		assertThat(Scrapes.prometheus(this.managementPort)
+		assertThat(PrometheusText.scrape(this.managementPort)
 			.matching("tokengap_gap_spike_seconds_count", "model_name", "m-corrected", "cause", "unknown"))
 			.as("counted once, under the cause it ended up with")
 			.allSatisfy((sample) -> assertThat(sample.value()).isZero());

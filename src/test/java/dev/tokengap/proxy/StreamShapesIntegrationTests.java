@@ -325,7 +325,7 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private PrometheusText scrape() {
-		return Scrapes.prometheus(this.managementPort);
+		return PrometheusText.scrape(this.managementPort);
 	}
 
 	private static String[] with(String[] labels, String... more) {

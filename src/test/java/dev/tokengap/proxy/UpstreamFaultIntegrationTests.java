@@ -170,7 +170,7 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private PrometheusText metrics() {
-		return Scrapes.prometheus(this.managementPort);
+		return PrometheusText.scrape(this.managementPort);
 	}
 
 	private Recording post(String model) {

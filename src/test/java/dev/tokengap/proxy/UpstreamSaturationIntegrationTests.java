@@ -52,7 +52,7 @@ class UpstreamSaturationIntegrationTests extends ScriptedUpstreamTests {
 			.contains("tokengap.upstream.max-connections")
 			.contains("tokengap.upstream.pending-acquire-timeout"));
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-			PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 			assertThat(metrics.value("tokengap_streams_total", "model_name", "m-full", "outcome", "rejected"))
 				.isEqualTo(refused.size());
 			assertThat(metrics.value("tokengap_streams_total", "model_name", "m-full", "outcome", "completed"))
