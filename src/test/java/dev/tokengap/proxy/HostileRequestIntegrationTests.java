@@ -11,7 +11,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.boot.test.context.SpringBootTest;
 
 import dev.tokengap.testsupport.PrometheusText;
-import dev.tokengap.testsupport.RawHttp;
+import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -98,10 +98,10 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 	@MethodSource("ambiguouslyFramedRequests")
 	void refusesAmbiguouslyFramedRequestsWith400AndForwardsNothing(String shape, String request) {
 		upstream.respond(200, "application/json", "{}");
-		RawHttp.Response response = RawHttp.exchange(this.port, request + NEXT);
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port, request + NEXT);
 		assertThat(response.statuses()).as(response.text()).containsExactly(400);
 		// A later request on a new connection reaches the engine; by then nothing else did.
-		assertThat(RawHttp.exchange(this.port, "GET /v1/later HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		assertThat(RawHttpClient.exchange(this.port, "GET /v1/later HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 			.statuses()).containsExactly(200);
 		assertThat(upstream.received()).extracting(ScriptedUpstream.Received::uri).containsExactly("/v1/later");
 	}
@@ -111,7 +111,7 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 		upstream.respond(200, "application/json", "{}");
 		String[] refused = { "endpoint", "chat_completions", "status", "400" };
 		double before = PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused);
-		RawHttp.Response response = RawHttp.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
 				+ "Transfer-Encoding: chunked\r\n\r\n" + chunk("{\"model\":\"m\"}") + "zz\r\n\r\n0\r\n\r\n");
 		assertThat(response.statuses()).containsExactly(400);
 		// Counted when Reactor Netty ends the request, as it closes the connection.
@@ -138,7 +138,7 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 	@MethodSource("unusualButUnambiguousRequests")
 	void forwardsUnusualButUnambiguousFramingReframedWithOneContentLength(String shape, String request) {
 		upstream.respond(200, "application/json", "{}");
-		RawHttp.Response response = RawHttp.exchange(this.port, request + NEXT, 2);
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port, request + NEXT, 2);
 		assertThat(response.statuses()).as(response.text()).containsExactly(200, 200);
 		assertThat(upstream.received()).extracting(ScriptedUpstream.Received::uri)
 			.containsExactly("/v1/smuggle", "/v1/next");
@@ -153,7 +153,7 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private String raw(String request) {
-		return RawHttp.exchange(this.port, request).text();
+		return RawHttpClient.exchange(this.port, request).text();
 	}
 
 }

@@ -17,7 +17,7 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import dev.tokengap.testsupport.PrometheusText;
-import dev.tokengap.testsupport.RawHttp;
+import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -94,15 +94,15 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 		String credentials = "Authorization: Bearer " + BEARER + "\r\nx-api-key: " + API_KEY + "\r\napi-key: "
 				+ API_KEY + "\r\n";
 		String body = chat(false);
-		assertThat(RawHttp.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
+		assertThat(RawHttpClient.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
 				+ "Transfer-Encoding: xchunked\r\n\r\n" + body).statuses()).containsExactly(400);
-		assertThat(RawHttp.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
+		assertThat(RawHttpClient.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
 				+ "Transfer-Encoding: chunked\r\n\r\n" + Integer.toHexString(body.length()) + "\r\n" + body
 				+ "\r\nzz\r\n\r\n").statuses()).containsExactly(400);
 		// Some clients send the key in the query (?key=, as Gemini's OpenAI-compatible API takes it).
-		assertThat(RawHttp.exchange(this.port, "POST /v1/chat/completions?key=" + API_KEY + " HTTP/1.1\r\nHost: x\r\n"
+		assertThat(RawHttpClient.exchange(this.port, "POST /v1/chat/completions?key=" + API_KEY + " HTTP/1.1\r\nHost: x\r\n"
 				+ credentials + "Content-Length: 1, 2\r\n\r\n" + body).statuses()).containsExactly(400);
-		assertThat(RawHttp.exchange(this.port, "GET @" + PROMPT + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+		assertThat(RawHttpClient.exchange(this.port, "GET @" + PROMPT + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
 				+ credentials + "\r\n").statuses()).containsExactly(400);
 	}
 
