@@ -74,7 +74,7 @@ class BenchResponsesIntegrationTests {
 				"--num-prompts", PROMPTS, "--max-concurrency", 2, "--output-len", TOKENS, "--tokengap-metrics",
 				"http://127.0.0.1:" + this.managementPort + "/actuator/prometheus"));
 		await().atMost(Duration.ofSeconds(20)).until(() -> !upstream.received("/v1/responses").isEmpty());
-		StreamingClient.post(proxy("/v1/chat/completions"), "{\"model\":\"bench-resp\",\"stream\":true}");
+		StreamingClient.record(proxy("/v1/chat/completions"), "{\"model\":\"bench-resp\",\"stream\":true}");
 		await().atMost(Duration.ofSeconds(5))
 			.until(() -> streams("bench-resp", "chat_completions", "completed") == 1);
 		chatCounted.complete(null);

@@ -23,7 +23,7 @@ class BucketProfileIntegrationTests extends ScriptedUpstreamTests {
 	void exportsTheVllmV0EdgesAndTheExplicitFamily() {
 		upstream.stream(Step.list(Step.of(0, ProxyStreamingIntegrationTests.chunk("a")),
 				Step.of(5, ProxyStreamingIntegrationTests.chunk("b")), Step.of(0, ProxyStreamingIntegrationTests.done())));
-		StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/completions", "{\"model\":\"m-v0\",\"stream\":true}");
+		StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/completions", "{\"model\":\"m-v0\",\"stream\":true}");
 		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		String[] m = { "model_name", "m-v0", "endpoint", "completions" };
 		assertThat(metrics.les("tokengap_time_to_first_token_seconds", m)).containsExactly("0.001", "0.005", "0.01",

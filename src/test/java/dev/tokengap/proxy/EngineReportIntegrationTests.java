@@ -111,7 +111,7 @@ class EngineReportIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private Recording post(String path, String json) {
-		return StreamingClient.post("http://127.0.0.1:" + this.port + path, json);
+		return StreamingClient.record("http://127.0.0.1:" + this.port + path, json);
 	}
 
 	private static String chat(String delta) {

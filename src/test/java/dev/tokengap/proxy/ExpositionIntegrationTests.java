@@ -45,7 +45,7 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 		upstream.stream(Step.list(Step.of(0, ProxyStreamingIntegrationTests.prelude()),
 				Step.of(5, ProxyStreamingIntegrationTests.chunk("a")), Step.of(5, ProxyStreamingIntegrationTests.chunk("b")),
 				Step.of(0, ProxyStreamingIntegrationTests.done())));
-		StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+		StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"m-expo\",\"stream\":true}");
 	}
 

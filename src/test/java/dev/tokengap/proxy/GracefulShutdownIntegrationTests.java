@@ -45,7 +45,7 @@ class GracefulShutdownIntegrationTests {
 				"--tokengap.shutdown.drain-timeout=20s");
 		int port = ((WebServerApplicationContext) context).getWebServer().getPort();
 		CompletableFuture<Recording> stream = CompletableFuture.supplyAsync(() -> StreamingClient
-			.post("http://127.0.0.1:" + port + "/v1/chat/completions", "{\"model\":\"sim-llama-3-8b\",\"stream\":true,"
+			.record("http://127.0.0.1:" + port + "/v1/chat/completions", "{\"model\":\"sim-llama-3-8b\",\"stream\":true,"
 					+ "\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"));
 		// Let the stream start, then shut down while it is in flight (about 2 s of tokens left).
 		await().atMost(Duration.ofSeconds(10))
@@ -76,7 +76,7 @@ class GracefulShutdownIntegrationTests {
 					"--tokengap.shutdown.drain-timeout=2s");
 			PrometheusRegistry registry = context.getBean(PrometheusRegistry.class);
 			int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-			CompletableFuture<Recording> endless = CompletableFuture.supplyAsync(() -> StreamingClient.post(
+			CompletableFuture<Recording> endless = CompletableFuture.supplyAsync(() -> StreamingClient.record(
 					"http://127.0.0.1:" + port + "/v1/chat/completions", "{\"model\":\"m-endless\",\"stream\":true}"));
 			await().atMost(Duration.ofSeconds(10)).until(() -> engineConnectionClosed.get() != null);
 			HealthyStream healthy = HealthyStream.start(port, "m-healthy");

@@ -101,7 +101,7 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private Recording post(String json) {
-		return StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions", json);
+		return StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions", json);
 	}
 
 }

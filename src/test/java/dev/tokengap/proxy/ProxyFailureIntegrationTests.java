@@ -43,7 +43,7 @@ class ProxyFailureIntegrationTests extends ScriptedUpstreamTests {
 			throw new IllegalStateException();
 		});
 		for (int i = 0; i < 20; i++) {
-			Recording recording = StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+			Recording recording = StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 					"{\"model\":\"m-unlisted\",\"stream\":true,\"padding\":\"" + "x".repeat(4096) + "\"}");
 			assertThat(recording.status()).isEqualTo(500);
 			assertThat(recording.text()).isEqualTo(

@@ -158,7 +158,7 @@ class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private Recording post(String model) {
-		return StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+		return StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"" + model + "\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
 	}
 

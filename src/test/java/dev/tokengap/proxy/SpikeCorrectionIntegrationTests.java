@@ -47,7 +47,7 @@ class SpikeCorrectionIntegrationTests extends ScriptedUpstreamTests {
 				+ "\"queue_time_ms\":0.4,\"mean_itl_ms\":20.0,\"tokens_per_second\":49.3}}\n\n"));
 		steps.add(Step.of(0, "data: [DONE]\n\n"));
 		upstream.stream(steps);
-		Recording recording = StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+		Recording recording = StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"m-corrected\",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
 		assertThat(recording.status()).isEqualTo(200);
 		await().atMost(Duration.ofSeconds(10))

@@ -321,7 +321,7 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private Recording post(String path, String json) {
-		return StreamingClient.post("http://127.0.0.1:" + this.port + path, json);
+		return StreamingClient.record("http://127.0.0.1:" + this.port + path, json);
 	}
 
 	private PrometheusText scrape() {

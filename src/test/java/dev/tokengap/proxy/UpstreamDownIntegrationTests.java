@@ -43,7 +43,7 @@ class UpstreamDownIntegrationTests {
 
 	@Test
 	void answersBadGatewayWhenTheEngineRefusesConnections() {
-		Recording recording = StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+		Recording recording = StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"m\",\"stream\":true}");
 		assertThat(recording.status()).isEqualTo(502);
 		assertThat(recording.headers().get("content-type")).isEqualTo("application/json");

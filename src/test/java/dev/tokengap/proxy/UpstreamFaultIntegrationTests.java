@@ -174,7 +174,7 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private Recording post(String model) {
-		return StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+		return StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"" + model + "\",\"stream\":true}");
 	}
 

@@ -40,7 +40,7 @@ class UpstreamSaturationIntegrationTests extends ScriptedUpstreamTests {
 				(nanos) -> {
 				}));
 		List<Recording> answers = Flux.fromStream(IntStream.range(0, CLIENTS).boxed())
-			.flatMap((i) -> Mono.fromCallable(() -> StreamingClient.post(
+			.flatMap((i) -> Mono.fromCallable(() -> StreamingClient.record(
 					"http://127.0.0.1:" + this.port + "/v1/chat/completions", "{\"model\":\"m-full\",\"stream\":true}"))
 				.subscribeOn(Schedulers.boundedElastic()), CLIENTS)
 			.collectList()
