@@ -7,6 +7,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -26,6 +26,7 @@ import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

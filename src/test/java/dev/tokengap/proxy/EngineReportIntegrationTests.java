@@ -15,6 +15,7 @@ import org.springframework.test.annotation.DirtiesContext;
 import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 import dev.tokengap.timing.EngineReport;

@@ -16,6 +16,7 @@ import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.Promtool;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -10,6 +10,7 @@ import reactor.core.publisher.Mono;
 import org.springframework.boot.test.context.SpringBootTest;
 
 import dev.tokengap.testsupport.RawHttpClient;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -13,6 +13,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -23,6 +23,7 @@ import org.springframework.test.context.DynamicPropertySource;
 
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.Promtool;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

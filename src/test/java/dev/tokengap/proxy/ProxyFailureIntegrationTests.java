@@ -10,6 +10,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 
 import dev.tokengap.metrics.ModelLabels;
 import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 

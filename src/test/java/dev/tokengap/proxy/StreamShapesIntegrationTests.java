@@ -17,6 +17,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 

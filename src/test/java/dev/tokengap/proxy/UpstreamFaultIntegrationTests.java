@@ -19,6 +19,7 @@ import dev.tokengap.testsupport.HealthyStream;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Digest;
 import dev.tokengap.testsupport.StreamingClient.Recording;

@@ -15,6 +15,7 @@ import reactor.core.scheduler.Schedulers;
 import org.springframework.boot.test.context.SpringBootTest;
 
 import dev.tokengap.testsupport.ScriptedUpstream;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
