@@ -1,18 +1,15 @@
 package dev.tokengap.proxy;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -91,7 +88,7 @@ class GracefulShutdownIntegrationTests {
 			healthy.assertWhole();
 			engineConnectionClosed.get().get(5, TimeUnit.SECONDS);
 			closed.get(20, TimeUnit.SECONDS);
-			assertCountedOnce(new PrometheusText(exposition(registry)));
+			assertCountedOnce(PrometheusText.scrape(registry));
 		}
 	}
 
@@ -136,12 +133,6 @@ class GracefulShutdownIntegrationTests {
 		catch (IOException ex) {
 			return false;
 		}
-	}
-
-	private static String exposition(PrometheusRegistry registry) throws IOException {
-		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		PrometheusTextFormatWriter.create().write(out, registry.scrape());
-		return out.toString(StandardCharsets.UTF_8);
 	}
 
 }

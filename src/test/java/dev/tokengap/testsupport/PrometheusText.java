@@ -1,14 +1,21 @@
 package dev.tokengap.testsupport;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 /**
  * A scraped Prometheus text exposition, parsed enough for assertions on sample values.
@@ -49,6 +56,22 @@ public final class PrometheusText {
 	}
 
 	/**
+	 * Writes a registry in the text format, as {@code /actuator/prometheus} would, without HTTP.
+	 * @param registry the registry
+	 * @return the parsed exposition
+	 */
+	public static PrometheusText scrape(PrometheusRegistry registry) {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		try {
+			PrometheusTextFormatWriter.create().write(out, registry.scrape());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		return new PrometheusText(out.toString(StandardCharsets.UTF_8));
+	}
+
+	/**
 	 * GETs a management endpoint that must answer 200, in the text format (0.0.4) when it is the
 	 * exposition.
 	 * @param managementPort the management port on loopback
@@ -71,8 +94,8 @@ public final class PrometheusText {
 			}
 			return response.body();
 		}
-		catch (java.io.IOException ex) {
-			throw new java.io.UncheckedIOException(ex);
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
