@@ -109,13 +109,8 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 
 	private String awaitSpikes() {
 		return await().atMost(Duration.ofSeconds(15))
-			.until(() -> get("/actuator/spikes"), (spikes) -> spikes.contains("requestId"));
-	}
-
-	private String get(String path) throws Exception {
-		return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path)).build(),
-				HttpResponse.BodyHandlers.ofString())
-			.body();
+			.until(() -> PrometheusText.get(this.managementPort, "/actuator/spikes"),
+					(spikes) -> spikes.contains("requestId"));
 	}
 
 	private HttpResponse<String> post(String path, String json) throws Exception {

@@ -1,9 +1,5 @@
 package dev.tokengap.proxy;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,17 +55,10 @@ class SpikeCorrectionIntegrationTests extends ScriptedUpstreamTests {
 			.matching("tokengap_gap_spike_seconds_count", "model_name", "m-corrected", "cause", "unknown"))
 			.as("counted once, under the cause it ended up with")
 			.allSatisfy((sample) -> assertThat(sample.value()).isZero());
-		String spikes = get("/actuator/spikes");
+		String spikes = PrometheusText.get(this.managementPort, "/actuator/spikes");
 		assertThat(spikes).contains("\"tokenIndex\":25", "\"cause\":\"engine_other\"",
 				"\"causes\":[\"engine_other\",\"unknown\"]", "\"scope\":\"after_engine\"",
 				"\"generationMs\":780.0");
-	}
-
-	private String get(String path) throws Exception {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path))
-			.timeout(Duration.ofSeconds(5))
-			.build();
-		return HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString()).body();
 	}
 
 	private static String chat(String delta) {
