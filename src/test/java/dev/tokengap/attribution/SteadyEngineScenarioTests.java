@@ -37,10 +37,10 @@ class SteadyEngineScenarioTests extends ScenarioSupport {
 				(spike) -> spike.requestId().equals("other-http-stall") && spike.tokenIndex() == 60
 						? SpikeCause.ENGINE_OTHER : truthFromTrace(spike),
 				3);
-		String json = Scrapes.get(this.managementPort, "/actuator/spikes");
+		String json = PrometheusText.get(this.managementPort, "/actuator/spikes");
 		assertThat(json).startsWith("[{\"time\":").contains("\"requestId\":\"other-http-stall\"",
 				"\"tokenIndex\":60", "\"cause\":\"engine_other\"", "\"evidence\":{\"engineCovered\":true");
-		PrometheusText metrics = new PrometheusText(Scrapes.text(this.managementPort));
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		assertThat(metrics.value("tokengap_backend_up")).isEqualTo(1);
 		assertThat(metrics.value("tokengap_backend_requests_running")).isNotNegative();
 		assertThat(metrics.matching("tokengap_backend_requests_swapped")).as("absent on a V1 engine").isEmpty();

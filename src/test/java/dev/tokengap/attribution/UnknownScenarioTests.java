@@ -34,7 +34,7 @@ class UnknownScenarioTests extends ScenarioSupport {
 		}
 		awaitAll(streams);
 		assertAccurate("unknown", SpikeCause.UNKNOWN, (spike) -> SpikeCause.UNKNOWN, 2);
-		PrometheusText metrics = new PrometheusText(Scrapes.text(this.managementPort));
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		assertThat(metrics.value("tokengap_backend_up")).isZero();
 		assertThat(metrics.value("tokengap_backend_scrape_errors_total")).isPositive();
 		assertThat(metrics.value("tokengap_streams_total", "outcome", "completed")).as("streams unaffected")

@@ -14,14 +14,11 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalManagementPort;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -38,24 +35,11 @@ import static org.awaitility.Awaitility.await;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.metrics.models=bench-resp,bench-resp-outcomes" })
-class BenchResponsesIntegrationTests {
-
-	static final ScriptedUpstream upstream = ScriptedUpstream.start().ignoring("/metrics", "/v1/models");
+class BenchResponsesIntegrationTests extends ScriptedUpstreamTests {
 
 	private static final int PROMPTS = 4;
 
 	private static final int TOKENS = 12;
-
-	@LocalServerPort
-	int port;
-
-	@LocalManagementPort
-	int managementPort;
-
-	@DynamicPropertySource
-	static void upstreamUrl(DynamicPropertyRegistry registry) {
-		registry.add("tokengap.upstream.url", upstream::url);
-	}
 
 	/**
 	 * A chat stream through the same tokengap, inside the bench's window (the first Responses
@@ -74,7 +58,7 @@ class BenchResponsesIntegrationTests {
 				"--num-prompts", PROMPTS, "--max-concurrency", 2, "--output-len", TOKENS, "--tokengap-metrics",
 				"http://127.0.0.1:" + this.managementPort + "/actuator/prometheus"));
 		await().atMost(Duration.ofSeconds(20)).until(() -> !upstream.received("/v1/responses").isEmpty());
-		StreamingClient.post(proxy("/v1/chat/completions"), "{\"model\":\"bench-resp\",\"stream\":true}");
+		StreamingClient.record(proxy("/v1/chat/completions"), "{\"model\":\"bench-resp\",\"stream\":true}");
 		await().atMost(Duration.ofSeconds(5))
 			.until(() -> streams("bench-resp", "chat_completions", "completed") == 1);
 		chatCounted.complete(null);

@@ -14,6 +14,7 @@ import org.yaml.snakeyaml.Yaml;
 import dev.tokengap.deploy.AlertRules.Alert;
 import dev.tokengap.testsupport.MetricsContract;
 import dev.tokengap.testsupport.ProjectFiles;
+import dev.tokengap.testsupport.Promtool;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
 import dev.tokengap.testsupport.ProjectFiles;
+import dev.tokengap.testsupport.Promtool;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -27,6 +27,7 @@ import org.yaml.snakeyaml.Yaml;
 
 import dev.tokengap.testsupport.MetricsContract;
 import dev.tokengap.testsupport.ProjectFiles;
+import dev.tokengap.testsupport.PrometheusText;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -157,7 +158,7 @@ class ImageContainerTests {
 		org.awaitility.Awaitility.await()
 			.atMost(Duration.ofSeconds(15))
 			.pollInterval(Duration.ofMillis(200))
-			.until(() -> (scrape[0] = SseRequests.get(managementUrl() + "/actuator/prometheus")).contains(text));
+			.until(() -> (scrape[0] = PrometheusText.scrape(managementUrl()).text()).contains(text));
 		return scrape[0];
 	}
 
@@ -190,7 +191,7 @@ class ImageContainerTests {
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 		Pattern inflight = Pattern.compile("(?m)^tokengap_inflight_streams\\{[^}]*\\} (\\d+)");
 		while (System.nanoTime() < deadline) {
-			Matcher matcher = inflight.matcher(SseRequests.get(managementUrl() + "/actuator/prometheus"));
+			Matcher matcher = inflight.matcher(PrometheusText.scrape(managementUrl()).text());
 			int total = 0;
 			while (matcher.find()) {
 				total += Integer.parseInt(matcher.group(1));

@@ -1,10 +1,6 @@
 package dev.tokengap.deploy;
 
-import java.io.IOException;
-import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,6 +10,8 @@ import java.util.TreeSet;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+
+import dev.tokengap.testsupport.StreamingClient;
 
 /**
  * Prometheus's HTTP API: instant queries, series lookups (what Grafana's {@code label_values}
@@ -105,19 +103,11 @@ final class PrometheusApi {
 	}
 
 	private JsonNode get(String path) {
-		try {
-			HttpResponse<String> response = SseRequests.HTTP.send(
-					HttpRequest.newBuilder(URI.create(this.baseUrl + path)).timeout(Duration.ofSeconds(30)).build(),
-					HttpResponse.BodyHandlers.ofString());
-			return JSON.readTree(response.body());
+		StreamingClient.Exchange response = StreamingClient.at(this.baseUrl, Duration.ofSeconds(30)).get(path);
+		if (response.status() < 0) {
+			throw new IllegalStateException(path + " got no response", response.error());
 		}
-		catch (IOException ex) {
-			throw new java.io.UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
+		return JSON.readTree(response.body());
 	}
 
 	private static String encode(String text) {

@@ -1,21 +1,20 @@
 package dev.tokengap.deploy;
 
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
-import java.util.stream.Stream;
+import java.util.Map;
+
+import dev.tokengap.testsupport.StreamingClient;
 
 /**
- * Streamed requests (chat completions, responses, messages) and scrapes over real HTTP, from the host
- * to a container's mapped port.
+ * Streamed requests (chat completions, responses, messages) from the host to a container's mapped
+ * port, on the tests' {@link StreamingClient}.
  */
 final class SseRequests {
 
-	static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+	private static final Duration TIMEOUT = Duration.ofSeconds(120);
 
 	private SseRequests() {
 	}
@@ -49,53 +48,32 @@ final class SseRequests {
 
 	/** Streams one request that must be answered 200 and returns its {@code event:} and {@code data:} lines. */
 	static List<String> stream(String baseUrl, String path, String body, String... headers) throws IOException {
-		HttpResponse<Stream<String>> response = send(baseUrl, path, body, HttpResponse.BodyHandlers.ofLines(),
-				headers);
-		try (Stream<String> lines = response.body()) {
-			if (response.statusCode() != 200) {
-				throw new IOException(path + " answered status " + response.statusCode());
-			}
-			return lines.filter((line) -> line.startsWith("data:") || line.startsWith("event:")).toList();
+		StreamingClient.Exchange exchange = send(baseUrl, path, body, headers);
+		if (exchange.status() != 200) {
+			throw new IOException(path + " answered status " + exchange.status());
 		}
+		if (exchange.error() != null) {
+			throw new IOException(path + " was cut", exchange.error());
+		}
+		return exchange.body().lines().filter((line) -> line.startsWith("data:") || line.startsWith("event:")).toList();
 	}
 
 	/** Sends one request (one the engine or tokengap should refuse) and returns the status it got. */
 	static int status(String baseUrl, String path, String body) throws IOException {
-		return send(baseUrl, path, body, HttpResponse.BodyHandlers.discarding()).statusCode();
+		return send(baseUrl, path, body).status();
 	}
 
-	private static <T> HttpResponse<T> send(String baseUrl, String path, String body,
-			HttpResponse.BodyHandler<T> handler, String... headers) throws IOException {
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(baseUrl + path))
-			.timeout(Duration.ofSeconds(120))
-			.header("Content-Type", "application/json")
-			.POST(HttpRequest.BodyPublishers.ofString(body));
+	private static StreamingClient.Exchange send(String baseUrl, String path, String body, String... headers)
+			throws IOException {
+		Map<String, String> named = new HashMap<>();
 		for (int i = 0; i < headers.length; i += 2) {
-			request.header(headers[i], headers[i + 1]);
+			named.put(headers[i], headers[i + 1]);
 		}
-		try {
-			return HTTP.send(request.build(), handler);
+		StreamingClient.Exchange exchange = StreamingClient.at(baseUrl, TIMEOUT).post(path, body, named);
+		if (exchange.status() < 0) {
+			throw new IOException(path + " got no response", exchange.error());
 		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IOException(ex);
-		}
-	}
-
-	static String get(String url) throws IOException {
-		try {
-			HttpResponse<String> response = HTTP.send(
-					HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(20)).build(),
-					HttpResponse.BodyHandlers.ofString());
-			if (response.statusCode() != 200) {
-				throw new IOException(url + " answered " + response.statusCode() + ": " + response.body());
-			}
-			return response.body();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IOException(ex);
-		}
+		return exchange;
 	}
 
 }

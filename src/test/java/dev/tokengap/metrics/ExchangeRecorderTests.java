@@ -1,11 +1,5 @@
 package dev.tokengap.metrics;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-
-import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -232,14 +226,7 @@ class ExchangeRecorderTests {
 	}
 
 	private PrometheusText scrape() {
-		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		try {
-			PrometheusTextFormatWriter.create().write(out, this.registry.scrape());
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		return new PrometheusText(out.toString(StandardCharsets.UTF_8));
+		return PrometheusText.scrape(this.registry);
 	}
 
 }

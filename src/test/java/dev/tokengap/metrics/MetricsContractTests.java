@@ -1,9 +1,5 @@
 package dev.tokengap.metrics;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,7 +7,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
-import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -134,14 +129,7 @@ class MetricsContractTests {
 		// A V0 engine's scrape: swapped is exported too.
 		backend.scraped(1, 0, 0, 0.5, 0, 1, MS);
 		backend.servedModels(Map.of("m", "m"), 20);
-		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		try {
-			PrometheusTextFormatWriter.create().write(out, this.registry.scrape());
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		return new PrometheusText(out.toString(StandardCharsets.UTF_8));
+		return PrometheusText.scrape(this.registry);
 	}
 
 	/** The {@code # TYPE} lines: each series' name, as scraped, and its type. */

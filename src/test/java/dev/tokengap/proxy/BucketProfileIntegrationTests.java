@@ -7,6 +7,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,8 +24,8 @@ class BucketProfileIntegrationTests extends ScriptedUpstreamTests {
 	void exportsTheVllmV0EdgesAndTheExplicitFamily() {
 		upstream.stream(Step.list(Step.of(0, ProxyStreamingIntegrationTests.chunk("a")),
 				Step.of(5, ProxyStreamingIntegrationTests.chunk("b")), Step.of(0, ProxyStreamingIntegrationTests.done())));
-		StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/completions", "{\"model\":\"m-v0\",\"stream\":true}");
-		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+		StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/completions", "{\"model\":\"m-v0\",\"stream\":true}");
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		String[] m = { "model_name", "m-v0", "endpoint", "completions" };
 		assertThat(metrics.les("tokengap_time_to_first_token_seconds", m)).containsExactly("0.001", "0.005", "0.01",
 				"0.02", "0.04", "0.06", "0.08", "0.1", "0.25", "0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "+Inf");

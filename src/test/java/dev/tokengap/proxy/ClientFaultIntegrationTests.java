@@ -26,6 +26,7 @@ import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -160,7 +161,7 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 
 	private void assertCountedOnceAsCancelled(String model, String status) {
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-			PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 			assertThat(metrics.value("tokengap_streams_total", "model_name", model, "outcome", "client_cancelled"))
 				.isEqualTo(1);
 			assertThat(metrics.value("tokengap_streams_total", "model_name", model)).as("no other outcome")

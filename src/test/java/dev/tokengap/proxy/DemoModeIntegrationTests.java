@@ -7,6 +7,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalManagementPort;
 
+import dev.tokengap.testsupport.PrometheusText;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -24,10 +26,10 @@ class DemoModeIntegrationTests {
 	void demoLoadFillsTheHistogramsWithinSeconds() {
 		await().atMost(Duration.ofSeconds(30))
 			.pollInterval(Duration.ofMillis(500))
-			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_streams_total", "model_name", "sim-llama-3-8b", "outcome", "completed"))
 				.isGreaterThanOrEqualTo(2));
-		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_inter_token_latency_seconds_count",
+		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_inter_token_latency_seconds_count",
 				"model_name", "sim-llama-3-8b"))
 			.isGreaterThan(10);
 	}

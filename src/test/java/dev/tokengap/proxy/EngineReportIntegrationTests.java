@@ -13,7 +13,9 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.annotation.DirtiesContext;
 
 import dev.tokengap.metrics.TokengapMeters;
+import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 import dev.tokengap.timing.ContentWrite;
@@ -104,14 +106,14 @@ class EngineReportIntegrationTests extends ScriptedUpstreamTests {
 	/** One stream, completed (counted just after it was said to end), with the engine's report. */
 	private void assertReportedOnce(String model, String endpoint, EngineReport expected) {
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_streams_total", "model_name", model, "endpoint", endpoint, "outcome", "completed"))
 				.isEqualTo(1));
 		assertThat(this.reports).containsExactly(expected);
 	}
 
 	private Recording post(String path, String json) {
-		return StreamingClient.post("http://127.0.0.1:" + this.port + path, json);
+		return StreamingClient.record("http://127.0.0.1:" + this.port + path, json);
 	}
 
 	private static String chat(String delta) {

@@ -1,14 +1,11 @@
 package dev.tokengap.proxy;
 
-import java.io.File;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -16,17 +13,18 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 
 import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.Promtool;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * What Prometheus scrapes: valid exposition (checked by the real {@code promtool}), exactly the
- * profile's {@code le} edges as vLLM writes them, and nothing but health, prometheus and info on
- * the management port.
+ * profile's {@code le} edges as vLLM writes them, and nothing but health, prometheus, info and
+ * spikes on the management port.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.metrics.models=m-expo" })
@@ -48,13 +46,13 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 		upstream.stream(Step.list(Step.of(0, ProxyStreamingIntegrationTests.prelude()),
 				Step.of(5, ProxyStreamingIntegrationTests.chunk("a")), Step.of(5, ProxyStreamingIntegrationTests.chunk("b")),
 				Step.of(0, ProxyStreamingIntegrationTests.done())));
-		StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+		StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"m-expo\",\"stream\":true}");
 	}
 
 	@Test
 	void exportsExactlyTheVllmV1EdgesAsVllmWritesThem() {
-		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		String[] m = { "model_name", "m-expo", "endpoint", "chat_completions" };
 		assertThat(metrics.les("tokengap_time_to_first_token_seconds", m)).containsExactlyElementsOf(V1_TTFT);
 		assertThat(metrics.les("tokengap_time_to_first_byte_seconds", m)).containsExactlyElementsOf(V1_TTFT);
@@ -70,9 +68,9 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void scrapeIsAcceptedByPromtool() throws Exception {
-		String scrape = Scrapes.text(this.managementPort);
+		String scrape = PrometheusText.scrape(this.managementPort).text();
 		// The whole scrape must parse; lint findings may only concern Micrometer's JVM series.
-		PromtoolResult whole = checkMetrics(scrape);
+		Promtool.Result whole = Promtool.runWithInput(scrape, "check", "metrics");
 		assertThat(whole.exit()).as("promtool check metrics said:%n%s", whole.output()).isIn(0, 3);
 		assertThat(whole.output().lines().filter((line) -> line.startsWith("tokengap_"))).isEmpty();
 		// Our own series must be lint-clean.
@@ -81,32 +79,8 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 					|| line.startsWith("# TYPE tokengap_"))
 			.collect(java.util.stream.Collectors.joining("\n", "", "\n"));
 		assertThat(ours).contains("tokengap_inter_token_latency_seconds_bucket");
-		PromtoolResult own = checkMetrics(ours);
+		Promtool.Result own = Promtool.runWithInput(ours, "check", "metrics");
 		assertThat(own.exit()).as("promtool check metrics said:%n%s", own.output()).isZero();
-	}
-
-	static PromtoolResult checkMetrics(String text) throws Exception {
-		Process process = new ProcessBuilder(promtool().getPath(), "check", "metrics").redirectErrorStream(true)
-			.start();
-		process.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
-		process.getOutputStream().close();
-		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-		assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-		return new PromtoolResult(process.exitValue(), output);
-	}
-
-	record PromtoolResult(int exit, String output) {
-	}
-
-	@Test
-	void managementPortServesOnlyHealthPrometheusAndInfo() throws Exception {
-		assertThat(get(this.managementPort, "/actuator/health")).isEqualTo(200);
-		assertThat(get(this.managementPort, "/actuator/info")).isEqualTo(200);
-		assertThat(get(this.managementPort, "/actuator/prometheus")).isEqualTo(200);
-		for (String hidden : List.of("/actuator/env", "/actuator/heapdump", "/actuator/threaddump",
-				"/actuator/loggers", "/actuator/configprops", "/actuator/beans", "/actuator/metrics")) {
-			assertThat(get(this.managementPort, hidden)).as(hidden).isEqualTo(404);
-		}
 	}
 
 	@Test
@@ -117,11 +91,15 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(index.statusCode()).isEqualTo(200);
 		assertThat(tools.jackson.databind.json.JsonMapper.builder().build().readTree(index.body()).path("_links")
 			.propertyNames()).containsExactlyInAnyOrder("self", "health", "health-path", "prometheus", "info", "spikes");
+		assertThat(get(this.managementPort, "/actuator/health")).isEqualTo(200);
+		assertThat(get(this.managementPort, "/actuator/info")).isEqualTo(200);
+		assertThat(get(this.managementPort, "/actuator/prometheus")).isEqualTo(200);
 		assertThat(get(this.managementPort, "/actuator/spikes")).isEqualTo(200);
-		for (String hidden : List.of("/actuator/shutdown", "/actuator/mappings", "/actuator/conditions",
-				"/actuator/scheduledtasks", "/actuator/caches", "/actuator/startup", "/actuator/sbom",
-				"/actuator/httpexchanges", "/actuator/logfile", "/actuator/auditevents", "/actuator/env/java.home",
-				"/actuator/loggers/ROOT")) {
+		for (String hidden : List.of("/actuator/env", "/actuator/heapdump", "/actuator/threaddump",
+				"/actuator/loggers", "/actuator/configprops", "/actuator/beans", "/actuator/metrics", "/actuator/shutdown",
+				"/actuator/mappings", "/actuator/conditions", "/actuator/scheduledtasks", "/actuator/caches",
+				"/actuator/startup", "/actuator/sbom", "/actuator/httpexchanges", "/actuator/logfile",
+				"/actuator/auditevents", "/actuator/env/java.home", "/actuator/loggers/ROOT")) {
 			assertThat(get(this.managementPort, hidden)).as(hidden).isEqualTo(404);
 		}
 		HttpResponse<String> shutdown = HttpClient.newHttpClient()
@@ -134,35 +112,14 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 	@Test
 	void proxyPortForwardsEveryActuatorPathToTheEngine() throws Exception {
 		upstream.respond(404, "application/json", "{\"detail\":\"Not Found\"}");
-		List<String> paths = List.of("/actuator", "/actuator/health", "/actuator/env", "/actuator/heapdump",
-				"/actuator/spikes", "/actuator/shutdown");
+		List<String> paths = List.of("/actuator", "/actuator/health", "/actuator/prometheus", "/actuator/env",
+				"/actuator/heapdump", "/actuator/spikes", "/actuator/shutdown");
 		for (String path : paths) {
 			assertThat(get(this.port, path)).as(path).isEqualTo(404);
 		}
 		assertThat(upstream.received()).extracting(ScriptedUpstream.Received::uri).containsExactlyElementsOf(paths);
-	}
-
-	@Test
-	void proxyPortForwardsActuatorPathsToTheEngineInsteadOfServingThem() throws Exception {
-		upstream.respond(404, "application/json", "{\"detail\":\"Not Found\"}");
-		assertThat(get(this.port, "/actuator/prometheus")).isEqualTo(404);
 		assertThat(upstream.received("/actuator/prometheus")).hasSize(1);
 		assertThat(upstream.received("/actuator/prometheus").get(0).uri()).isEqualTo("/actuator/prometheus");
-	}
-
-	static File promtool() {
-		for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
-			File candidate = new File(dir, "promtool");
-			if (candidate.canExecute()) {
-				return candidate;
-			}
-		}
-		boolean ci = "true".equalsIgnoreCase(System.getenv("CI"));
-		if (ci) {
-			throw new AssertionError("promtool is not installed; .ci/run installs Debian's 'prometheus' package");
-		}
-		assumeTrue(false, "promtool not found on PATH (apt-get install prometheus); skipping");
-		return null;
 	}
 
 	private static List<Double> numeric(List<String> les) {

@@ -1,18 +1,15 @@
 package dev.tokengap.proxy;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -45,7 +42,7 @@ class GracefulShutdownIntegrationTests {
 				"--tokengap.shutdown.drain-timeout=20s");
 		int port = ((WebServerApplicationContext) context).getWebServer().getPort();
 		CompletableFuture<Recording> stream = CompletableFuture.supplyAsync(() -> StreamingClient
-			.post("http://127.0.0.1:" + port + "/v1/chat/completions", "{\"model\":\"sim-llama-3-8b\",\"stream\":true,"
+			.record("http://127.0.0.1:" + port + "/v1/chat/completions", "{\"model\":\"sim-llama-3-8b\",\"stream\":true,"
 					+ "\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"));
 		// Let the stream start, then shut down while it is in flight (about 2 s of tokens left).
 		await().atMost(Duration.ofSeconds(10))
@@ -76,7 +73,7 @@ class GracefulShutdownIntegrationTests {
 					"--tokengap.shutdown.drain-timeout=2s");
 			PrometheusRegistry registry = context.getBean(PrometheusRegistry.class);
 			int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-			CompletableFuture<Recording> endless = CompletableFuture.supplyAsync(() -> StreamingClient.post(
+			CompletableFuture<Recording> endless = CompletableFuture.supplyAsync(() -> StreamingClient.record(
 					"http://127.0.0.1:" + port + "/v1/chat/completions", "{\"model\":\"m-endless\",\"stream\":true}"));
 			await().atMost(Duration.ofSeconds(10)).until(() -> engineConnectionClosed.get() != null);
 			HealthyStream healthy = HealthyStream.start(port, "m-healthy");
@@ -91,7 +88,7 @@ class GracefulShutdownIntegrationTests {
 			healthy.assertWhole();
 			engineConnectionClosed.get().get(5, TimeUnit.SECONDS);
 			closed.get(20, TimeUnit.SECONDS);
-			assertCountedOnce(new PrometheusText(exposition(registry)));
+			assertCountedOnce(PrometheusText.scrape(registry));
 		}
 	}
 
@@ -136,12 +133,6 @@ class GracefulShutdownIntegrationTests {
 		catch (IOException ex) {
 			return false;
 		}
-	}
-
-	private static String exposition(PrometheusRegistry registry) throws IOException {
-		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		PrometheusTextFormatWriter.create().write(out, registry.scrape());
-		return out.toString(StandardCharsets.UTF_8);
 	}
 
 }

@@ -9,7 +9,8 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
-import dev.tokengap.testsupport.RawHttp;
+import dev.tokengap.testsupport.RawHttpClient;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,7 +34,7 @@ class HopByHopIntegrationTests extends ScriptedUpstreamTests {
 	@Test
 	void stripsHopByHopRequestHeadersAndPassesCredentialsToTheEngineUnchanged() {
 		upstream.respond(200, "application/json", "{}");
-		RawHttp.Response response = RawHttp.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
 				+ "Connection: keep-alive, X-Secret-Hop\r\nConnection: x-other-hop\r\nKeep-Alive: timeout=5\r\n"
 				+ "Proxy-Connection: keep-alive\r\nTE: trailers\r\nTrailer: X-Checksum\r\nUpgrade: foo/1\r\n"
 				+ "Proxy-Authorization: Basic cHJveHk6c2VjcmV0\r\nX-Secret-Hop: for-tokengap-only\r\n"
@@ -70,7 +71,7 @@ class HopByHopIntegrationTests extends ScriptedUpstreamTests {
 			.header("Content-Type", "application/json")
 			.sendString(Mono.just("{\"ok\":true}"))
 			.then());
-		RawHttp.Response response = RawHttp.exchange(this.port,
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port,
 				"GET /v1/models/m HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
 		assertThat(response.statuses()).containsExactly(200);
 		Map<String, List<String>> headers = response.firstHeaders();

@@ -10,8 +10,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
-import dev.tokengap.testsupport.RawHttp;
+import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -97,10 +99,10 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 	@MethodSource("ambiguouslyFramedRequests")
 	void refusesAmbiguouslyFramedRequestsWith400AndForwardsNothing(String shape, String request) {
 		upstream.respond(200, "application/json", "{}");
-		RawHttp.Response response = RawHttp.exchange(this.port, request + NEXT);
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port, request + NEXT);
 		assertThat(response.statuses()).as(response.text()).containsExactly(400);
 		// A later request on a new connection reaches the engine; by then nothing else did.
-		assertThat(RawHttp.exchange(this.port, "GET /v1/later HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		assertThat(RawHttpClient.exchange(this.port, "GET /v1/later HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 			.statuses()).containsExactly(200);
 		assertThat(upstream.received()).extracting(ScriptedUpstream.Received::uri).containsExactly("/v1/later");
 	}
@@ -109,13 +111,13 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 	void countsARequestWhoseChunkedBodyBrokeAsA400() {
 		upstream.respond(200, "application/json", "{}");
 		String[] refused = { "endpoint", "chat_completions", "status", "400" };
-		double before = Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused);
-		RawHttp.Response response = RawHttp.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+		double before = PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused);
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
 				+ "Transfer-Encoding: chunked\r\n\r\n" + chunk("{\"model\":\"m\"}") + "zz\r\n\r\n0\r\n\r\n");
 		assertThat(response.statuses()).containsExactly(400);
 		// Counted when Reactor Netty ends the request, as it closes the connection.
 		await().atMost(Duration.ofSeconds(10))
-			.until(() -> Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused),
+			.until(() -> PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused),
 					(count) -> count == before + 1);
 		assertThat(upstream.received()).isEmpty();
 	}
@@ -137,7 +139,7 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 	@MethodSource("unusualButUnambiguousRequests")
 	void forwardsUnusualButUnambiguousFramingReframedWithOneContentLength(String shape, String request) {
 		upstream.respond(200, "application/json", "{}");
-		RawHttp.Response response = RawHttp.exchange(this.port, request + NEXT, 2);
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port, request + NEXT, 2);
 		assertThat(response.statuses()).as(response.text()).containsExactly(200, 200);
 		assertThat(upstream.received()).extracting(ScriptedUpstream.Received::uri)
 			.containsExactly("/v1/smuggle", "/v1/next");
@@ -152,7 +154,7 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private String raw(String request) {
-		return RawHttp.exchange(this.port, request).text();
+		return RawHttpClient.exchange(this.port, request).text();
 	}
 
 }

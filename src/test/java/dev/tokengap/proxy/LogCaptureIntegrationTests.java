@@ -16,8 +16,10 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
-import dev.tokengap.testsupport.RawHttp;
+import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -58,7 +60,7 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(post("/v1/completions", completion(false)).statusCode()).isEqualTo(504);
 		refusedMalformed();
 		String spikes = awaitSpikes();
-		String exposition = Scrapes.text(this.managementPort);
+		String exposition = PrometheusText.scrape(this.managementPort).text();
 		for (String secret : NEVER_SHOWN) {
 			assertThat(output.getAll()).as("log output").doesNotContain(secret);
 			assertThat(exposition).as("exposition").doesNotContain(secret);
@@ -93,27 +95,22 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 		String credentials = "Authorization: Bearer " + BEARER + "\r\nx-api-key: " + API_KEY + "\r\napi-key: "
 				+ API_KEY + "\r\n";
 		String body = chat(false);
-		assertThat(RawHttp.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
+		assertThat(RawHttpClient.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
 				+ "Transfer-Encoding: xchunked\r\n\r\n" + body).statuses()).containsExactly(400);
-		assertThat(RawHttp.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
+		assertThat(RawHttpClient.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
 				+ "Transfer-Encoding: chunked\r\n\r\n" + Integer.toHexString(body.length()) + "\r\n" + body
 				+ "\r\nzz\r\n\r\n").statuses()).containsExactly(400);
 		// Some clients send the key in the query (?key=, as Gemini's OpenAI-compatible API takes it).
-		assertThat(RawHttp.exchange(this.port, "POST /v1/chat/completions?key=" + API_KEY + " HTTP/1.1\r\nHost: x\r\n"
+		assertThat(RawHttpClient.exchange(this.port, "POST /v1/chat/completions?key=" + API_KEY + " HTTP/1.1\r\nHost: x\r\n"
 				+ credentials + "Content-Length: 1, 2\r\n\r\n" + body).statuses()).containsExactly(400);
-		assertThat(RawHttp.exchange(this.port, "GET @" + PROMPT + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+		assertThat(RawHttpClient.exchange(this.port, "GET @" + PROMPT + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
 				+ credentials + "\r\n").statuses()).containsExactly(400);
 	}
 
 	private String awaitSpikes() {
 		return await().atMost(Duration.ofSeconds(15))
-			.until(() -> get("/actuator/spikes"), (spikes) -> spikes.contains("requestId"));
-	}
-
-	private String get(String path) throws Exception {
-		return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path)).build(),
-				HttpResponse.BodyHandlers.ofString())
-			.body();
+			.until(() -> PrometheusText.get(this.managementPort, "/actuator/spikes"),
+					(spikes) -> spikes.contains("requestId"));
 	}
 
 	private HttpResponse<String> post(String path, String json) throws Exception {

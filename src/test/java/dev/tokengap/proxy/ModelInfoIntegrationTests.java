@@ -49,7 +49,7 @@ class ModelInfoIntegrationTests {
 
 	@Test
 	void aStreamForAnAdapterCarriesTheAdaptersNameWhichTheInfoJoinsToTheEngines() {
-		StreamingClient.Recording recording = StreamingClient.post("http://127.0.0.1:" + this.port
+		StreamingClient.Recording recording = StreamingClient.record("http://127.0.0.1:" + this.port
 				+ "/v1/chat/completions",
 				"{\"model\":\"sql-lora\",\"stream\":true,\"max_tokens\":8,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
 		assertThat(recording.status()).isEqualTo(200);

@@ -8,8 +8,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
-import dev.tokengap.testsupport.RawHttp;
+import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -41,7 +43,7 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void forwardsAnAbsoluteFormRequestToTheEngineWithOnlyItsPathAndQuery() {
-		RawHttp.Response response = send("GET http://" + this.foreignHost + "/latest/meta-data?x=1 HTTP/1.1\r\n"
+		RawHttpClient.Response response = send("GET http://" + this.foreignHost + "/latest/meta-data?x=1 HTTP/1.1\r\n"
 				+ "Host: " + this.foreignHost + "\r\n");
 		assertThat(response.statuses()).containsExactly(200);
 		assertThat(response.firstBody()).isEqualTo("{}");
@@ -53,7 +55,7 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void forwardsToTheEngineWhateverHostTheHostHeaderNames() {
-		RawHttp.Response response = send("GET /v1/models/x HTTP/1.1\r\nHost: " + this.foreignHost + "\r\n");
+		RawHttpClient.Response response = send("GET /v1/models/x HTTP/1.1\r\nHost: " + this.foreignHost + "\r\n");
 		assertThat(response.statuses()).containsExactly(200);
 		assertThat(upstream.received("/v1/models/x")).hasSize(1);
 		assertThat(upstream.received("/v1/models/x").get(0).headers().get("host"))
@@ -63,7 +65,7 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void forwardsToTheEngineWhateverHostXForwardedHostNames() {
-		RawHttp.Response response = send("GET /v1/x HTTP/1.1\r\nHost: x\r\nX-Forwarded-Host: " + this.foreignHost
+		RawHttpClient.Response response = send("GET /v1/x HTTP/1.1\r\nHost: x\r\nX-Forwarded-Host: " + this.foreignHost
 				+ "\r\nForwarded: host=" + this.foreignHost + "\r\n");
 		assertThat(response.statuses()).containsExactly(200);
 		assertThat(upstream.received("/v1/x")).hasSize(1);
@@ -75,7 +77,7 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 			"/%2e%2e/%2e%2e/x", "/@127.0.0.1:FOREIGN/x", "/v1/x?url=http://127.0.0.1:FOREIGN/" })
 	void keepsPathsThatLookLikeAuthoritiesOrTraversalsOnTheEngineUnchanged(String target) {
 		String path = target.replace("FOREIGN", Integer.toString(foreign.port()));
-		RawHttp.Response response = send("GET " + path + " HTTP/1.1\r\nHost: x\r\n");
+		RawHttpClient.Response response = send("GET " + path + " HTTP/1.1\r\nHost: x\r\n");
 		assertThat(response.statuses()).containsExactly(200);
 		assertThat(upstream.received()).extracting(ScriptedUpstream.Received::uri).containsExactly(path);
 		assertThat(foreign.received()).isEmpty();
@@ -86,7 +88,7 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 			"OPTIONS *", "CONNECT 127.0.0.1:FOREIGN" })
 	void refusesTargetsThatAreNeitherPathsNorAbsoluteUrlsWith400(String line) {
 		String requestLine = line.replace("FOREIGN", Integer.toString(foreign.port()));
-		RawHttp.Response response = send(requestLine + " HTTP/1.1\r\nHost: " + this.foreignHost + "\r\n");
+		RawHttpClient.Response response = send(requestLine + " HTTP/1.1\r\nHost: " + this.foreignHost + "\r\n");
 		assertThat(response.statuses()).containsExactly(400);
 		assertThat(response.firstBody()).contains("\"type\":\"BadRequestError\"", "\"code\":400");
 		assertThat(upstream.received()).isEmpty();
@@ -96,15 +98,15 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 	@Test
 	void countsARefusedTargetAsA400() {
 		String[] refused = { "endpoint", "other", "status", "400" };
-		double before = Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused);
+		double before = PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused);
 		assertThat(send("CONNECT " + this.foreignHost + " HTTP/1.1\r\nHost: " + this.foreignHost + "\r\n").statuses())
 			.containsExactly(400);
-		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", refused))
+		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused))
 			.isEqualTo(before + 1);
 	}
 
-	private RawHttp.Response send(String head) {
-		return RawHttp.exchange(this.port, head + "Connection: close\r\n\r\n");
+	private RawHttpClient.Response send(String head) {
+		return RawHttpClient.exchange(this.port, head + "Connection: close\r\n\r\n");
 	}
 
 }

@@ -9,6 +9,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
@@ -33,7 +34,7 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.status()).isEqualTo(400);
 		assertThat(recording.text()).isEqualTo(body);
 		assertThat(recording.headers().get("content-type")).isEqualTo("application/json");
-		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", "model_name", "m-err",
+		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", "model_name", "m-err",
 				"status", "400")).isEqualTo(1);
 	}
 
@@ -45,7 +46,7 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		Recording recording = post("{\"model\":\"nope\",\"messages\":[]}");
 		assertThat(recording.status()).isEqualTo(404);
 		assertThat(recording.text()).isEqualTo(body);
-		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", "model_name", "other",
+		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", "model_name", "other",
 				"status", "404")).isEqualTo(1);
 	}
 
@@ -59,7 +60,7 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 			.contains("\"type\":\"GatewayTimeoutError\"", "\"code\":504");
 		// It asked to stream: tokengap's own 504 is a stream that timed out (contract v2).
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_streams_total", "model_name", "m-err", "outcome", "upstream_timeout")).isEqualTo(1));
 	}
 
@@ -71,7 +72,7 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.text()).contains("\"type\":\"RequestEntityTooLargeError\"", "\"code\":413");
 		assertThat(upstream.received("/v1/chat/completions")).as("nothing forwarded").isEmpty();
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_requests_total", "model_name", "unknown", "status", "413")).isEqualTo(1));
 	}
 
@@ -96,12 +97,12 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		Recording recording = post("{not json");
 		assertThat(recording.status()).isEqualTo(400);
 		assertThat(upstream.received("/v1/chat/completions").get(0).body()).isEqualTo("{not json");
-		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown", "status", "400")).isEqualTo(1);
 	}
 
 	private Recording post(String json) {
-		return StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions", json);
+		return StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions", json);
 	}
 
 }

@@ -10,6 +10,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 
 import dev.tokengap.metrics.ModelLabels;
 import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
@@ -43,7 +44,7 @@ class ProxyFailureIntegrationTests extends ScriptedUpstreamTests {
 			throw new IllegalStateException();
 		});
 		for (int i = 0; i < 20; i++) {
-			Recording recording = StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+			Recording recording = StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 					"{\"model\":\"m-unlisted\",\"stream\":true,\"padding\":\"" + "x".repeat(4096) + "\"}");
 			assertThat(recording.status()).isEqualTo(500);
 			assertThat(recording.text()).isEqualTo(
@@ -51,7 +52,7 @@ class ProxyFailureIntegrationTests extends ScriptedUpstreamTests {
 		}
 		assertThat(upstream.received()).as("nothing was forwarded").isEmpty();
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-			PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 			assertThat(metrics.value("tokengap_requests_total", "status", "500")).isEqualTo(20);
 			// Each asked to stream and failed inside tokengap: a stream, with the outcome of its 500.
 			assertThat(metrics.value("tokengap_streams_total", "outcome", "upstream_error")).isEqualTo(20);

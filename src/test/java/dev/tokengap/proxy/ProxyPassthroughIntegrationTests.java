@@ -16,6 +16,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
@@ -80,7 +81,7 @@ class ProxyPassthroughIntegrationTests extends ScriptedUpstreamTests {
 		List<Step> steps = new ArrayList<>();
 		writes.forEach((bytes) -> steps.add(new Step(java.time.Duration.ZERO, bytes)));
 		upstream.stream(steps);
-		Recording recording = StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+		Recording recording = StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"m\",\"stream\":true}");
 		assertThat(recording.status()).isEqualTo(200);
 		assertThat(recording.headers().get("content-type")).isEqualTo("text/event-stream");

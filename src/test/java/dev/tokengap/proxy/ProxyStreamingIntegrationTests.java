@@ -11,6 +11,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
@@ -158,12 +159,12 @@ class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private Recording post(String model) {
-		return StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+		return StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"" + model + "\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
 	}
 
 	private PrometheusText scrape() {
-		return Scrapes.prometheus(this.managementPort);
+		return PrometheusText.scrape(this.managementPort);
 	}
 
 	static String[] with(String[] labels, String... more) {

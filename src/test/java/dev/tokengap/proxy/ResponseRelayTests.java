@@ -1,8 +1,5 @@
 package dev.tokengap.proxy;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +13,6 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.EncoderException;
 import io.netty.util.ReferenceCountUtil;
-import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -182,14 +178,7 @@ class ResponseRelayTests {
 	}
 
 	private PrometheusText scrape() {
-		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		try {
-			PrometheusTextFormatWriter.create().write(out, this.registry.scrape());
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		return new PrometheusText(out.toString(StandardCharsets.UTF_8));
+		return PrometheusText.scrape(this.registry);
 	}
 
 	private static ByteBuf event(String text) {

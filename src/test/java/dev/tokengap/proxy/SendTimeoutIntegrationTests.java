@@ -14,6 +14,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -84,7 +85,7 @@ class SendTimeoutIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private PrometheusText metrics() {
-		return Scrapes.prometheus(this.managementPort);
+		return PrometheusText.scrape(this.managementPort);
 	}
 
 }

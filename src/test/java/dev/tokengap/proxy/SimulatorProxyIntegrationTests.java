@@ -52,7 +52,7 @@ class SimulatorProxyIntegrationTests {
 		Duration abort = cancelMidStreamAndTimeTheAbort();
 		assertThat(abort).isLessThan(Duration.ofMillis(100));
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_streams_total", "outcome", "client_cancelled")).isEqualTo(3));
 	}
 
@@ -113,7 +113,7 @@ class SimulatorProxyIntegrationTests {
 		assertThat(contentChunks[0]).isEqualTo(16);
 		assertThat(text.toString().split(" ")).hasSize(16);
 		assertThat(finish[0]).isEqualTo("length");
-		PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		assertThat(metrics.value("tokengap_time_to_first_token_seconds_count", "model_name", "sim-llama-3-8b"))
 			.isPositive();
 	}

@@ -1,9 +1,5 @@
 package dev.tokengap.proxy;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,7 +8,9 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
+import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
@@ -46,28 +44,21 @@ class SpikeCorrectionIntegrationTests extends ScriptedUpstreamTests {
 				+ "\"queue_time_ms\":0.4,\"mean_itl_ms\":20.0,\"tokens_per_second\":49.3}}\n\n"));
 		steps.add(Step.of(0, "data: [DONE]\n\n"));
 		upstream.stream(steps);
-		Recording recording = StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+		Recording recording = StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"m-corrected\",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
 		assertThat(recording.status()).isEqualTo(200);
 		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_gap_spike_seconds_count", "model_name", "m-corrected", "cause", "engine_other"))
 				.isEqualTo(1));
-		assertThat(Scrapes.prometheus(this.managementPort)
+		assertThat(PrometheusText.scrape(this.managementPort)
 			.matching("tokengap_gap_spike_seconds_count", "model_name", "m-corrected", "cause", "unknown"))
 			.as("counted once, under the cause it ended up with")
 			.allSatisfy((sample) -> assertThat(sample.value()).isZero());
-		String spikes = get("/actuator/spikes");
+		String spikes = PrometheusText.get(this.managementPort, "/actuator/spikes");
 		assertThat(spikes).contains("\"tokenIndex\":25", "\"cause\":\"engine_other\"",
 				"\"causes\":[\"engine_other\",\"unknown\"]", "\"scope\":\"after_engine\"",
 				"\"generationMs\":780.0");
-	}
-
-	private String get(String path) throws Exception {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path))
-			.timeout(Duration.ofSeconds(5))
-			.build();
-		return HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString()).body();
 	}
 
 	private static String chat(String delta) {

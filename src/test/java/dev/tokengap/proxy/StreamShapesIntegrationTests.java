@@ -17,6 +17,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
@@ -321,11 +322,11 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private Recording post(String path, String json) {
-		return StreamingClient.post("http://127.0.0.1:" + this.port + path, json);
+		return StreamingClient.record("http://127.0.0.1:" + this.port + path, json);
 	}
 
 	private PrometheusText scrape() {
-		return Scrapes.prometheus(this.managementPort);
+		return PrometheusText.scrape(this.managementPort);
 	}
 
 	private static String[] with(String[] labels, String... more) {

@@ -12,6 +12,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
+import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
@@ -42,18 +43,18 @@ class UpstreamDownIntegrationTests {
 
 	@Test
 	void answersBadGatewayWhenTheEngineRefusesConnections() {
-		Recording recording = StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+		Recording recording = StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"m\",\"stream\":true}");
 		assertThat(recording.status()).isEqualTo(502);
 		assertThat(recording.headers().get("content-type")).isEqualTo("application/json");
 		assertThat(recording.headers().get("x-request-id")).isNotBlank();
 		assertThat(recording.text()).startsWith("{\"error\":{\"message\":\"The engine at http://127.0.0.1:")
 			.contains("\"type\":\"BadGatewayError\"", "\"param\":null", "\"code\":502");
-		assertThat(Scrapes.prometheus(this.managementPort).value("tokengap_requests_total", "endpoint",
+		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", "endpoint",
 				"chat_completions", "status", "502")).isEqualTo(1);
 		// It asked to stream: tokengap's own 502 is a stream that failed (contract v2).
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(Scrapes.prometheus(this.managementPort)
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_streams_total", "endpoint", "chat_completions", "outcome", "upstream_error"))
 				.isEqualTo(1));
 	}

@@ -19,6 +19,7 @@ import dev.tokengap.testsupport.HealthyStream;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Digest;
 import dev.tokengap.testsupport.StreamingClient.Recording;
@@ -170,11 +171,11 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private PrometheusText metrics() {
-		return Scrapes.prometheus(this.managementPort);
+		return PrometheusText.scrape(this.managementPort);
 	}
 
 	private Recording post(String model) {
-		return StreamingClient.post("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+		return StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"" + model + "\",\"stream\":true}");
 	}
 

@@ -15,6 +15,7 @@ import reactor.core.scheduler.Schedulers;
 import org.springframework.boot.test.context.SpringBootTest;
 
 import dev.tokengap.testsupport.ScriptedUpstream;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
@@ -39,7 +40,7 @@ class UpstreamPoolIntegrationTests extends ScriptedUpstreamTests {
 				.then(res.status(200).header("content-type", "application/json").sendString(Mono.just("{}")).then());
 		});
 		List<Recording> answers = Flux.fromStream(IntStream.range(0, 20).boxed())
-			.flatMap((i) -> Mono.fromCallable(() -> StreamingClient.post(
+			.flatMap((i) -> Mono.fromCallable(() -> StreamingClient.record(
 					"http://127.0.0.1:" + this.port + "/v1/chat/completions", "{\"model\":\"m-pool\"}"))
 				.subscribeOn(Schedulers.boundedElastic()), 20)
 			.collectList()

@@ -14,6 +14,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
+import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
@@ -40,7 +41,7 @@ class UpstreamSaturationIntegrationTests extends ScriptedUpstreamTests {
 				(nanos) -> {
 				}));
 		List<Recording> answers = Flux.fromStream(IntStream.range(0, CLIENTS).boxed())
-			.flatMap((i) -> Mono.fromCallable(() -> StreamingClient.post(
+			.flatMap((i) -> Mono.fromCallable(() -> StreamingClient.record(
 					"http://127.0.0.1:" + this.port + "/v1/chat/completions", "{\"model\":\"m-full\",\"stream\":true}"))
 				.subscribeOn(Schedulers.boundedElastic()), CLIENTS)
 			.collectList()
@@ -52,7 +53,7 @@ class UpstreamSaturationIntegrationTests extends ScriptedUpstreamTests {
 			.contains("tokengap.upstream.max-connections")
 			.contains("tokengap.upstream.pending-acquire-timeout"));
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-			PrometheusText metrics = Scrapes.prometheus(this.managementPort);
+			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 			assertThat(metrics.value("tokengap_streams_total", "model_name", "m-full", "outcome", "rejected"))
 				.isEqualTo(refused.size());
 			assertThat(metrics.value("tokengap_streams_total", "model_name", "m-full", "outcome", "completed"))

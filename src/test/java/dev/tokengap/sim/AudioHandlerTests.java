@@ -5,15 +5,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import reactor.netty.http.client.HttpClientForm;
 import tools.jackson.databind.JsonNode;
 
+import dev.tokengap.testsupport.StreamingClient;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-class AudioHandlerTests {
+class AudioHandlerTests extends SharedSimulatorTests {
 
 	private static final String TRANSCRIPTIONS = "/v1/audio/transcriptions";
 
@@ -21,21 +21,6 @@ class AudioHandlerTests {
 
 	/** Two seconds of 16 kHz 16-bit mono silence. */
 	private static final byte[] AUDIO = new byte[64_000];
-
-	private static SimulatorServer server;
-
-	private static SseTestClient client;
-
-	@BeforeAll
-	static void start() {
-		server = FastSimulator.start();
-		client = new SseTestClient(server);
-	}
-
-	@AfterAll
-	static void stop() {
-		server.close();
-	}
 
 	private static Consumer<HttpClientForm> form(boolean stream, boolean usage, int maxTokens) {
 		return (form) -> form.attr("model", "sim-llama-3-8b")
@@ -47,10 +32,10 @@ class AudioHandlerTests {
 
 	@Test
 	void streamedTranscriptionIsContentDeltasWithoutPreludeThenUsageThenDone() {
-		SseTestClient.Exchange exchange = client.postForm(TRANSCRIPTIONS, form(true, true, 3), Map.of());
+		StreamingClient.Exchange exchange = client.postForm(TRANSCRIPTIONS, form(true, true, 3), Map.of());
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.headers().get("Content-Type")).isEqualTo("text/event-stream; charset=utf-8");
-		List<SseTestClient.Event> events = exchange.events();
+		List<StreamingClient.Event> events = exchange.events();
 		assertThat(events).hasSize(3 + 1 + 1);
 		for (int i = 0; i < 3; i++) {
 			JsonNode chunk = events.get(i).json();
@@ -70,7 +55,7 @@ class AudioHandlerTests {
 
 	@Test
 	void streamedTranslationUsesItsOwnIdAndObject() {
-		List<SseTestClient.Event> events = client.postForm(TRANSLATIONS, form(true, false, 2), Map.of()).events();
+		List<StreamingClient.Event> events = client.postForm(TRANSLATIONS, form(true, false, 2), Map.of()).events();
 		assertThat(events).hasSize(2 + 1);
 		assertThat(events.get(0).json().path("id").stringValue()).startsWith("trsl-");
 		assertThat(events.get(0).json().path("object").stringValue()).isEqualTo("translation.chunk");
@@ -79,7 +64,7 @@ class AudioHandlerTests {
 
 	@Test
 	void nonStreamingTranscriptionIsTheWholeText() {
-		SseTestClient.Exchange exchange = client.postForm(TRANSCRIPTIONS, form(false, false, 4), Map.of());
+		StreamingClient.Exchange exchange = client.postForm(TRANSCRIPTIONS, form(false, false, 4), Map.of());
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.json().path("text").stringValue().split(" ")).hasSize(4);
 		assertThat(exchange.json().path("usage").path("seconds").intValue()).isEqualTo(2);
@@ -87,7 +72,7 @@ class AudioHandlerTests {
 
 	@Test
 	void errorAfterEndsTheAudioStreamWithTheInBandErrorAndDone() {
-		List<SseTestClient.Event> events = client
+		List<StreamingClient.Event> events = client
 			.postForm(TRANSCRIPTIONS, form(true, true, 50), Map.of(FaultHeaders.ERROR_AFTER, "0"))
 			.events();
 		assertThat(events).hasSize(3);

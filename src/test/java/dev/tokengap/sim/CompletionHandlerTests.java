@@ -5,43 +5,28 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
+import dev.tokengap.testsupport.StreamingClient;
+
 import static dev.tokengap.sim.FastSimulator.CHAT;
 import static dev.tokengap.sim.FastSimulator.COMPLETIONS;
-import static dev.tokengap.sim.SseTestClient.chatBody;
+import static dev.tokengap.sim.FastSimulator.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
 
-class CompletionHandlerTests {
+class CompletionHandlerTests extends SharedSimulatorTests {
 
 	private static final String INCLUDE_USAGE = ",\"stream_options\":{\"include_usage\":true}";
 
-	private static SimulatorServer server;
-
-	private static SseTestClient client;
-
-	@BeforeAll
-	static void start() {
-		server = FastSimulator.start();
-		client = new SseTestClient(server);
-	}
-
-	@AfterAll
-	static void stop() {
-		server.close();
-	}
-
 	@Test
 	void streamedChatCompletionIsPreludeThenOneEventPerTokenThenUsageThenDone() {
-		SseTestClient.Exchange exchange = client.post(CHAT,
+		StreamingClient.Exchange exchange = client.post(CHAT,
 				chatBody("Tell me about token gaps", 7, true, INCLUDE_USAGE));
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.headers().get("Content-Type")).isEqualTo("text/event-stream; charset=utf-8");
 		assertThat(exchange.body()).matches("(data: [^\\n]+\\n\\n)+");
-		List<SseTestClient.Event> events = exchange.events();
+		List<StreamingClient.Event> events = exchange.events();
 		assertThat(events).hasSize(1 + 7 + 1 + 1);
 		assertPrelude(events.get(0).json());
 		for (int i = 1; i <= 7; i++) {
@@ -75,7 +60,7 @@ class CompletionHandlerTests {
 
 	@Test
 	void streamWithoutIncludeUsageEndsWithTheLastTokenAndDone() {
-		List<SseTestClient.Event> events = client.post(CHAT, chatBody("hi", 3)).events();
+		List<StreamingClient.Event> events = client.post(CHAT, chatBody("hi", 3)).events();
 		assertThat(events).hasSize(1 + 3 + 1);
 		assertThat(events.get(3).json().path("choices").path(0).path("finish_reason").stringValue())
 			.isEqualTo("length");
@@ -86,7 +71,7 @@ class CompletionHandlerTests {
 	@Test
 	void continuousUsageStatsPutsTheCumulativeUsageOnEveryEvent() {
 		String options = ",\"stream_options\":{\"include_usage\":true,\"continuous_usage_stats\":true}";
-		List<SseTestClient.Event> events = client.post(CHAT, chatBody("12345678", 4, true, options)).events();
+		List<StreamingClient.Event> events = client.post(CHAT, chatBody("12345678", 4, true, options)).events();
 		assertThat(events).hasSize(1 + 4 + 1 + 1);
 		for (int i = 0; i <= 5; i++) {
 			JsonNode usage = events.get(i).json().path("usage");
@@ -99,8 +84,8 @@ class CompletionHandlerTests {
 	void streamedCompletionHasTextChunksWithoutUsageKeyAndTheFingerprintOnTheLast() {
 		String body = "{\"model\":\"sim-llama-3-8b\",\"prompt\":\"Once upon a time\",\"max_tokens\":5,\"stream\":true"
 				+ INCLUDE_USAGE + "}";
-		SseTestClient.Exchange exchange = client.post(COMPLETIONS, body);
-		List<SseTestClient.Event> events = exchange.events();
+		StreamingClient.Exchange exchange = client.post(COMPLETIONS, body);
+		List<StreamingClient.Event> events = exchange.events();
 		assertThat(events).hasSize(5 + 1 + 1);
 		for (int i = 0; i < 5; i++) {
 			JsonNode chunk = events.get(i).json();
@@ -122,7 +107,7 @@ class CompletionHandlerTests {
 
 	@Test
 	void nonStreamingChatCompletionIsOneJsonWithTheWholeTextAndUsage() {
-		SseTestClient.Exchange exchange = client.post(CHAT, chatBody("hello", 6, false, ""));
+		StreamingClient.Exchange exchange = client.post(CHAT, chatBody("hello", 6, false, ""));
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.headers().get("Content-Type")).isEqualTo("application/json");
 		JsonNode json = exchange.json();
@@ -154,14 +139,14 @@ class CompletionHandlerTests {
 
 	@Test
 	void requestIdHeaderNamesTheTraceAndTheResponse() {
-		SseTestClient.Exchange exchange = client.post(CHAT, chatBody("hi", 3), Map.of("X-Request-Id", "trace-me"));
+		StreamingClient.Exchange exchange = client.post(CHAT, chatBody("hi", 3), Map.of("X-Request-Id", "trace-me"));
 		assertThat(exchange.events().get(0).json().path("id").stringValue()).isEqualTo("chatcmpl-trace-me");
 		assertThat(server.engine().trace("trace-me")).extracting(TraceEntry::tokenIndex).containsExactly(0, 1, 2);
 	}
 
 	@Test
 	void headersAreSentAtOnceAndTheFirstEventAfterThePrefill() {
-		SseTestClient.Exchange exchange = client.post(CHAT, chatBody("hi", 2),
+		StreamingClient.Exchange exchange = client.post(CHAT, chatBody("hi", 2),
 				Map.of(FaultHeaders.ENGINE_STALL, "0:600"));
 		long headers = exchange.headersNanos() - exchange.startNanos();
 		long firstEvent = exchange.events().get(0).nanos() - exchange.startNanos();
@@ -184,14 +169,14 @@ class CompletionHandlerTests {
 
 	@Test
 	void streamOptionsWithoutStreamIsBadRequest() {
-		SseTestClient.Exchange exchange = client.post(CHAT, chatBody("x", 2, false, INCLUDE_USAGE));
+		StreamingClient.Exchange exchange = client.post(CHAT, chatBody("x", 2, false, INCLUDE_USAGE));
 		assertError(exchange, 400, "BadRequestError", null);
 		assertThat(exchange.json().path("error").path("message").stringValue()).contains("stream=True");
 	}
 
 	@Test
 	void unknownModelIsNotFoundAsVllmWritesIt() {
-		SseTestClient.Exchange exchange = client.post(CHAT,
+		StreamingClient.Exchange exchange = client.post(CHAT,
 				"{\"model\":\"gpt-4\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}");
 		assertThat(exchange.body()).isEqualTo(
 				"{\"error\":{\"message\":\"The model `gpt-4` does not exist.\",\"type\":\"NotFoundError\",\"param\":\"model\",\"code\":404}}");
@@ -226,7 +211,7 @@ class CompletionHandlerTests {
 	void modelsListsAliasesAndLoraAdaptersAsVllmAndServesThemLikeTheModel() {
 		try (SimulatorServer served = FastSimulator
 			.start(FastSimulator.properties().aliases(List.of("llama-alias")).loraAdapters(List.of("sql-lora")).build())) {
-			SseTestClient other = new SseTestClient(served);
+			StreamingClient other = FastSimulator.client(served);
 			JsonNode data = other.get("/v1/models").json().path("data");
 			assertThat(data.size()).isEqualTo(3);
 			assertThat(data.path(1).path("id").stringValue()).isEqualTo("llama-alias");
@@ -246,7 +231,7 @@ class CompletionHandlerTests {
 
 	@Test
 	void healthIsOkWithAnEmptyBody() {
-		SseTestClient.Exchange exchange = client.get("/health");
+		StreamingClient.Exchange exchange = client.get("/health");
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.body()).isEmpty();
 	}
@@ -254,8 +239,8 @@ class CompletionHandlerTests {
 	@Test
 	void aStoppedEngineEndsOpenStreamsWithAnInBandErrorAndFailsHealth() {
 		try (SimulatorServer own = FastSimulator.start()) {
-			SseTestClient ownClient = new SseTestClient(own);
-			List<SseTestClient.Event> events = ownClient.stream(CHAT, chatBody("hi", 1000), Map.of())
+			StreamingClient ownClient = FastSimulator.client(own);
+			List<StreamingClient.Event> events = ownClient.stream(CHAT, chatBody("hi", 1000), Map.of())
 				.doOnNext((event) -> {
 					if (!event.done() && !event.content().isEmpty()) {
 						own.engine().close();
@@ -276,7 +261,7 @@ class CompletionHandlerTests {
 		assertThat(client.get("/v2/nothing").status()).isEqualTo(404);
 	}
 
-	private static void assertError(SseTestClient.Exchange exchange, int status, String type, String param) {
+	private static void assertError(StreamingClient.Exchange exchange, int status, String type, String param) {
 		assertThat(exchange.status()).isEqualTo(status);
 		assertThat(exchange.headers().get("Content-Type")).isEqualTo("application/json");
 		JsonNode error = exchange.json().path("error");

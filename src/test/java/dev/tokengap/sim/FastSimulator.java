@@ -2,6 +2,8 @@ package dev.tokengap.sim;
 
 import java.time.Duration;
 
+import dev.tokengap.testsupport.StreamingClient;
+
 /**
  * Simulator settings for tests: steps of a few milliseconds so a stream of dozens of
  * tokens takes a fraction of a second.
@@ -33,6 +35,21 @@ final class FastSimulator {
 
 	static SimulatorServer start() {
 		return start(properties().build());
+	}
+
+	/** A client of the server, whose responses are split into SSE events. */
+	static StreamingClient client(SimulatorServer server) {
+		return StreamingClient.at(server.baseUrl());
+	}
+
+	/** A chat completion's body for the simulator's model. */
+	static String chatBody(String content, int maxTokens, boolean stream, String extra) {
+		return "{\"model\":\"sim-llama-3-8b\",\"messages\":[{\"role\":\"user\",\"content\":" + OpenAiJson.quote(content)
+				+ "}],\"max_tokens\":" + maxTokens + ",\"stream\":" + stream + extra + "}";
+	}
+
+	static String chatBody(String content, int maxTokens) {
+		return chatBody(content, maxTokens, true, "");
 	}
 
 }

@@ -6,41 +6,26 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 
+import dev.tokengap.testsupport.StreamingClient;
+
 import static dev.tokengap.sim.FastSimulator.CHAT;
+import static dev.tokengap.sim.FastSimulator.chatBody;
 import static dev.tokengap.sim.SimEngineTests.contentEvents;
-import static dev.tokengap.sim.SseTestClient.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-class FaultInjectionTests {
+class FaultInjectionTests extends FreshSimulatorTests {
 
 	private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
 
-	private SimulatorServer server;
-
-	private SseTestClient client;
-
-	@BeforeEach
-	void start() {
-		this.server = FastSimulator.start();
-		this.client = new SseTestClient(this.server);
-	}
-
-	@AfterEach
-	void stop() {
-		this.server.close();
-	}
-
 	@Test
 	void httpStallHoldsOneEventWhileTheEngineRunsOn() {
-		SseTestClient.Exchange exchange = this.client.post(CHAT, chatBody("hold it", 15),
+		StreamingClient.Exchange exchange = this.client.post(CHAT, chatBody("hold it", 15),
 				Map.of(FaultHeaders.HTTP_STALL, "5:300", "X-Request-Id", "held"));
-		List<SseTestClient.Event> tokens = contentEvents(exchange.events());
+		List<StreamingClient.Event> tokens = contentEvents(exchange.events());
 		List<TraceEntry> trace = this.server.engine().trace("held");
 		assertThat(tokens).hasSize(15);
 		assertThat(trace).hasSize(15).noneMatch(TraceEntry::injectedStall).noneMatch(TraceEntry::preempted);
@@ -54,7 +39,7 @@ class FaultInjectionTests {
 
 	@Test
 	void engineStallLengthensTheStepForEveryStreamInIt() {
-		List<SseTestClient.Event> bystander = new CopyOnWriteArrayList<>();
+		List<StreamingClient.Event> bystander = new CopyOnWriteArrayList<>();
 		Disposable bystanderStream = this.client
 			.stream(CHAT, chatBody("bystander", 5000), Map.of("X-Request-Id", "bystander"))
 			.subscribe(bystander::add);
@@ -74,7 +59,7 @@ class FaultInjectionTests {
 			assertThat(felt.sincePreviousTokenNanos()).isGreaterThanOrEqualTo(300 * MS);
 			assertThat(bystanderTrace).filteredOn(TraceEntry::injectedStall).hasSize(1);
 			await().atMost(Duration.ofSeconds(5)).until(() -> contentEvents(bystander).size() > felt.tokenIndex());
-			List<SseTestClient.Event> tokens = contentEvents(bystander);
+			List<StreamingClient.Event> tokens = contentEvents(bystander);
 			assertThat(tokens.get(felt.tokenIndex()).nanos() - tokens.get(felt.tokenIndex() - 1).nanos())
 				.isGreaterThanOrEqualTo(290 * MS);
 		}
@@ -85,11 +70,11 @@ class FaultInjectionTests {
 
 	@Test
 	void resetAfterClosesTheConnectionAfterThatTokenWithoutDone() {
-		SseTestClient.Exchange exchange = this.client.post(CHAT, chatBody("reset me", 20),
+		StreamingClient.Exchange exchange = this.client.post(CHAT, chatBody("reset me", 20),
 				Map.of(FaultHeaders.RESET_AFTER, "3"));
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.error()).isNotNull();
-		assertThat(exchange.events()).hasSize(1 + 4).noneMatch(SseTestClient.Event::done);
+		assertThat(exchange.events()).hasSize(1 + 4).noneMatch(StreamingClient.Event::done);
 		assertThat(exchange.events().get(4).json().path("choices").path(0).path("finish_reason").isNull()).isTrue();
 		assertThat(exchange.body()).endsWith("\n\n");
 		await().atMost(Duration.ofSeconds(1)).until(() -> this.server.engine().running() == 0);
@@ -97,10 +82,10 @@ class FaultInjectionTests {
 
 	@Test
 	void resetAfterTheLastTokenStillWritesNoDone() {
-		SseTestClient.Exchange exchange = this.client.post(CHAT, chatBody("reset me", 3),
+		StreamingClient.Exchange exchange = this.client.post(CHAT, chatBody("reset me", 3),
 				Map.of(FaultHeaders.RESET_AFTER, "2"));
 		assertThat(exchange.error()).isNotNull();
-		assertThat(exchange.events()).hasSize(1 + 3).noneMatch(SseTestClient.Event::done);
+		assertThat(exchange.events()).hasSize(1 + 3).noneMatch(StreamingClient.Event::done);
 	}
 
 }

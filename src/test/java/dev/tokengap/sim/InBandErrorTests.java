@@ -4,18 +4,18 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
+
+import dev.tokengap.testsupport.StreamingClient;
 
 import static dev.tokengap.sim.FastSimulator.CHAT;
 import static dev.tokengap.sim.FastSimulator.COMPLETIONS;
 import static dev.tokengap.sim.FastSimulator.MESSAGES;
 import static dev.tokengap.sim.FastSimulator.RESPONSES;
+import static dev.tokengap.sim.FastSimulator.chatBody;
 import static dev.tokengap.sim.MessagesHandlerTests.messagesBody;
 import static dev.tokengap.sim.ResponsesHandlerTests.responsesBody;
-import static dev.tokengap.sim.SseTestClient.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -23,25 +23,10 @@ import static org.awaitility.Awaitility.await;
  * {@code X-Sim-Error-After} and {@code X-Sim-Error-Before-First}: each endpoint's in-band
  * failure, byte for byte, and the engine sequence aborted.
  */
-class InBandErrorTests {
+class InBandErrorTests extends SharedSimulatorTests {
 
 	private static final String OPENAI_ERROR = "data: {\"error\": {\"message\": \"Simulated engine error "
 			+ "(X-Sim-Error-After)\", \"type\": \"InternalServerError\", \"param\": null, \"code\": 500}}";
-
-	private static SimulatorServer server;
-
-	private static SseTestClient client;
-
-	@BeforeAll
-	static void start() {
-		server = FastSimulator.start();
-		client = new SseTestClient(server);
-	}
-
-	@AfterAll
-	static void stop() {
-		server.close();
-	}
 
 	private static Map<String, String> errorAfter(int token, String requestId) {
 		return Map.of(FaultHeaders.ERROR_AFTER, String.valueOf(token), "X-Request-Id", requestId);
@@ -49,8 +34,8 @@ class InBandErrorTests {
 
 	@Test
 	void chatErrorAfterSendsVllmsJsonDumpsErrorThenDoneAndAbortsTheSequence() {
-		SseTestClient.Exchange exchange = client.post(CHAT, chatBody("fail", 500), errorAfter(2, "chat-fails"));
-		List<SseTestClient.Event> events = exchange.events();
+		StreamingClient.Exchange exchange = client.post(CHAT, chatBody("fail", 500), errorAfter(2, "chat-fails"));
+		List<StreamingClient.Event> events = exchange.events();
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(events).hasSize(1 + 3 + 2);
 		assertThat(events.get(3).json().path("choices").path(0).path("finish_reason").isNull()).isTrue();
@@ -63,22 +48,22 @@ class InBandErrorTests {
 	@Test
 	void completionsErrorAfterSendsTheSameErrorThenDone() {
 		String body = "{\"prompt\":\"fail\",\"max_tokens\":500,\"stream\":true}";
-		List<SseTestClient.Event> events = client.post(COMPLETIONS, body, errorAfter(0, "cmpl-fails")).events();
-		assertThat(events).extracting(SseTestClient.Event::raw).hasSize(3).endsWith(OPENAI_ERROR, "data: [DONE]");
+		List<StreamingClient.Event> events = client.post(COMPLETIONS, body, errorAfter(0, "cmpl-fails")).events();
+		assertThat(events).extracting(StreamingClient.Event::raw).hasSize(3).endsWith(OPENAI_ERROR, "data: [DONE]");
 		assertAborted("cmpl-fails", 500);
 	}
 
 	@Test
 	void responsesErrorAfterEndsWithResponseFailedAndNoCompletedNorDone() {
-		SseTestClient.Exchange exchange = client.post(RESPONSES, responsesBody("\"fail\"", 500, true),
+		StreamingClient.Exchange exchange = client.post(RESPONSES, responsesBody("\"fail\"", 500, true),
 				errorAfter(1, "resp-fails"));
-		List<SseTestClient.Event> events = exchange.events();
-		SseTestClient.Event last = events.get(events.size() - 1);
+		List<StreamingClient.Event> events = exchange.events();
+		StreamingClient.Event last = events.get(events.size() - 1);
 		assertThat(last.type()).isEqualTo("response.failed");
-		assertThat(events).extracting(SseTestClient.Event::type)
+		assertThat(events).extracting(StreamingClient.Event::type)
 			.filteredOn("response.output_text.delta"::equals)
 			.hasSize(2);
-		assertThat(events).extracting(SseTestClient.Event::type).doesNotContain("response.completed");
+		assertThat(events).extracting(StreamingClient.Event::type).doesNotContain("response.completed");
 		assertThat(exchange.body()).doesNotContain("[DONE]");
 		JsonNode failed = last.json();
 		assertThat(failed.path("sequence_number").intValue()).isEqualTo(events.size() - 1);
@@ -90,10 +75,10 @@ class InBandErrorTests {
 
 	@Test
 	void messagesErrorAfterEndsWithAnErrorEventAndNoMessageStop() {
-		SseTestClient.Exchange exchange = client.post(MESSAGES, messagesBody("fail", 500, true),
+		StreamingClient.Exchange exchange = client.post(MESSAGES, messagesBody("fail", 500, true),
 				errorAfter(1, "msg-fails"));
-		List<SseTestClient.Event> events = exchange.events();
-		assertThat(events).extracting(SseTestClient.Event::type)
+		List<StreamingClient.Event> events = exchange.events();
+		assertThat(events).extracting(StreamingClient.Event::type)
 			.containsExactly("message_start", "content_block_start", "content_block_delta", "content_block_delta",
 					"error");
 		assertThat(events.get(4).raw()).isEqualTo("event: error\ndata: {\"type\": \"error\", \"error\": "
@@ -103,7 +88,7 @@ class InBandErrorTests {
 
 	@Test
 	void errorAfterBeyondTheLastTokenLeavesTheStreamWhole() {
-		List<SseTestClient.Event> events = client.post(CHAT, chatBody("fine", 3), errorAfter(10, "no-error"))
+		List<StreamingClient.Event> events = client.post(CHAT, chatBody("fine", 3), errorAfter(10, "no-error"))
 			.events();
 		assertThat(events).hasSize(1 + 3 + 1);
 		assertThat(events.get(4).done()).isTrue();
@@ -111,9 +96,9 @@ class InBandErrorTests {
 
 	@Test
 	void chatErrorBeforeTheFirstTokenIsDroppedLeavingThePreludeAndDone() {
-		SseTestClient.Exchange exchange = client.post(CHAT, chatBody("dropped", 500),
+		StreamingClient.Exchange exchange = client.post(CHAT, chatBody("dropped", 500),
 				Map.of(FaultHeaders.ERROR_BEFORE_FIRST, "true", "X-Request-Id", "chat-dropped"));
-		List<SseTestClient.Event> events = exchange.events();
+		List<StreamingClient.Event> events = exchange.events();
 		assertThat(events).hasSize(2);
 		assertThat(events.get(0).json().path("choices").path(0).path("delta").toString())
 			.isEqualTo("{\"role\":\"assistant\",\"content\":\"\"}");
@@ -124,7 +109,7 @@ class InBandErrorTests {
 	@Test
 	void completionsErrorBeforeTheFirstTokenIsJustDone() {
 		String body = "{\"prompt\":\"dropped\",\"max_tokens\":500,\"stream\":true}";
-		SseTestClient.Exchange exchange = client.post(COMPLETIONS, body,
+		StreamingClient.Exchange exchange = client.post(COMPLETIONS, body,
 				Map.of(FaultHeaders.ERROR_BEFORE_FIRST, "true", "X-Request-Id", "cmpl-dropped"));
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.body()).isEqualTo("data: [DONE]\n\n");
@@ -133,17 +118,17 @@ class InBandErrorTests {
 
 	@Test
 	void responsesErrorBeforeTheFirstTokenJustEndsAfterInProgress() {
-		SseTestClient.Exchange exchange = client.post(RESPONSES, responsesBody("\"dropped\"", 500, true),
+		StreamingClient.Exchange exchange = client.post(RESPONSES, responsesBody("\"dropped\"", 500, true),
 				Map.of(FaultHeaders.ERROR_BEFORE_FIRST, "true"));
-		assertThat(exchange.events()).extracting(SseTestClient.Event::type)
+		assertThat(exchange.events()).extracting(StreamingClient.Event::type)
 			.containsExactly("response.created", "response.in_progress");
 	}
 
 	@Test
 	void messagesErrorBeforeTheFirstTokenIsAnErrorEventAlone() {
-		SseTestClient.Exchange exchange = client.post(MESSAGES, messagesBody("dropped", 500, true),
+		StreamingClient.Exchange exchange = client.post(MESSAGES, messagesBody("dropped", 500, true),
 				Map.of(FaultHeaders.ERROR_BEFORE_FIRST, "true", "X-Request-Id", "msg-dropped"));
-		assertThat(exchange.events()).extracting(SseTestClient.Event::type).containsExactly("error");
+		assertThat(exchange.events()).extracting(StreamingClient.Event::type).containsExactly("error");
 		assertThat(exchange.events().get(0).json().path("error").path("type").stringValue()).isEqualTo("api_error");
 		assertAborted("msg-dropped", 500);
 	}

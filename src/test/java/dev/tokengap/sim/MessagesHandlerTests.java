@@ -3,30 +3,15 @@ package dev.tokengap.sim;
 import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
+
+import dev.tokengap.testsupport.StreamingClient;
 
 import static dev.tokengap.sim.FastSimulator.MESSAGES;
 import static org.assertj.core.api.Assertions.assertThat;
 
-class MessagesHandlerTests {
-
-	private static SimulatorServer server;
-
-	private static SseTestClient client;
-
-	@BeforeAll
-	static void start() {
-		server = FastSimulator.start();
-		client = new SseTestClient(server);
-	}
-
-	@AfterAll
-	static void stop() {
-		server.close();
-	}
+class MessagesHandlerTests extends SharedSimulatorTests {
 
 	static String messagesBody(String content, int maxTokens, boolean stream) {
 		return "{\"model\":\"sim-llama-3-8b\",\"max_tokens\":" + maxTokens
@@ -36,12 +21,12 @@ class MessagesHandlerTests {
 
 	@Test
 	void messagesStreamIsStartBlockDeltasStopDeltaStopAndNoDone() {
-		SseTestClient.Exchange exchange = client.post(MESSAGES, messagesBody("Tell me about gaps", 3, true));
+		StreamingClient.Exchange exchange = client.post(MESSAGES, messagesBody("Tell me about gaps", 3, true));
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.headers().get("Content-Type")).isEqualTo("text/event-stream; charset=utf-8");
 		assertThat(exchange.body()).matches("(event: [a-z_]+\\ndata: \\{[^\\n]+\\}\\n\\n)+").doesNotContain("[DONE]");
-		List<SseTestClient.Event> events = exchange.events();
-		assertThat(events).extracting(SseTestClient.Event::type)
+		List<StreamingClient.Event> events = exchange.events();
+		assertThat(events).extracting(StreamingClient.Event::type)
 			.containsExactly("message_start", "content_block_start", "content_block_delta", "content_block_delta",
 					"content_block_delta", "content_block_stop", "message_delta", "message_stop");
 		events.forEach((event) -> assertThat(event.data()).startsWith("{\"type\":\"" + event.type() + "\""));
@@ -50,7 +35,7 @@ class MessagesHandlerTests {
 
 	@Test
 	void messageStartAndDeltasHaveAnthropicsShape() {
-		List<SseTestClient.Event> events = client.post(MESSAGES, messagesBody("12345678", 2, true)).events();
+		List<StreamingClient.Event> events = client.post(MESSAGES, messagesBody("12345678", 2, true)).events();
 		JsonNode message = events.get(0).json().path("message");
 		assertThat(message.path("id").stringValue()).startsWith("msg_");
 		assertThat(events.get(0).data()).endsWith(",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],"
@@ -69,7 +54,7 @@ class MessagesHandlerTests {
 	void nonStreamingMessageHasTheWholeTextAsOneBlock() {
 		String body = "{\"model\":\"sim-llama-3-8b\",\"max_tokens\":5,\"system\":\"be brief\","
 				+ "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"same\"}]}]}";
-		SseTestClient.Exchange exchange = client.post(MESSAGES, body);
+		StreamingClient.Exchange exchange = client.post(MESSAGES, body);
 		assertThat(exchange.status()).isEqualTo(200);
 		JsonNode json = exchange.json();
 		assertThat(json.path("type").stringValue()).isEqualTo("message");
@@ -88,7 +73,7 @@ class MessagesHandlerTests {
 
 	@Test
 	void missingMaxTokensIsAnAnthropicInvalidRequestError() {
-		SseTestClient.Exchange exchange = client.post(MESSAGES,
+		StreamingClient.Exchange exchange = client.post(MESSAGES,
 				"{\"model\":\"sim-llama-3-8b\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}");
 		assertThat(exchange.status()).isEqualTo(400);
 		assertThat(exchange.json().path("type").stringValue()).isEqualTo("error");
@@ -97,7 +82,7 @@ class MessagesHandlerTests {
 
 	@Test
 	void unknownModelIsNotFound() {
-		SseTestClient.Exchange exchange = client.post(MESSAGES,
+		StreamingClient.Exchange exchange = client.post(MESSAGES,
 				messagesBody("x", 2, true).replace("sim-llama-3-8b", "claude"), Map.of());
 		assertThat(exchange.status()).isEqualTo(404);
 		assertThat(exchange.json().path("error").path("type").stringValue()).isEqualTo("not_found_error");

@@ -13,41 +13,26 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 
+import dev.tokengap.testsupport.StreamingClient;
+
 import static dev.tokengap.sim.FastSimulator.CHAT;
-import static dev.tokengap.sim.SseTestClient.chatBody;
+import static dev.tokengap.sim.FastSimulator.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.offset;
 import static org.awaitility.Awaitility.await;
 
-class MetricsHandlerTests {
+class MetricsHandlerTests extends FreshSimulatorTests {
 
 	private static final Pattern SAMPLE = Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)\\{([^}]*)\\} (\\S+)");
 
 	private static final String MODEL_LABEL = "model_name=\"sim-llama-3-8b\"";
 
-	private SimulatorServer server;
-
-	private SseTestClient client;
-
-	@BeforeEach
-	void start() {
-		this.server = FastSimulator.start();
-		this.client = new SseTestClient(this.server);
-	}
-
-	@AfterEach
-	void stop() {
-		this.server.close();
-	}
-
 	@Test
 	void everyLineIsHelpTypeOrASampleWithVllmsLabels() {
-		SseTestClient.Exchange exchange = this.client.get("/metrics");
+		StreamingClient.Exchange exchange = this.client.get("/metrics");
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.headers().get("Content-Type")).isEqualTo("text/plain; version=0.0.4; charset=utf-8");
 		assertThat(exchange.body()).endsWith("\n");
@@ -156,7 +141,7 @@ class MetricsHandlerTests {
 	@Test
 	void theWholeQueueWaitsForCapacity() {
 		try (SimulatorServer single = FastSimulator.start(FastSimulator.properties().maxNumSeqs(1).build())) {
-			SseTestClient client = new SseTestClient(single);
+			StreamingClient client = FastSimulator.client(single);
 			List<Disposable> streams = List.of(client.stream(CHAT, chatBody("one", 1000), Map.of()).subscribe(),
 					client.stream(CHAT, chatBody("two", 1000), Map.of()).subscribe(),
 					client.stream(CHAT, chatBody("three", 1000), Map.of()).subscribe());
@@ -204,7 +189,7 @@ class MetricsHandlerTests {
 	void metricsFaultsDelayOrFailOnlyTheMetricsAnswer() {
 		assertThat(this.client.post("/sim/faults", "{\"metricsDelayMs\":400}").status()).isEqualTo(200);
 		long start = System.nanoTime();
-		CompletableFuture<SseTestClient.Exchange> metrics = CompletableFuture
+		CompletableFuture<StreamingClient.Exchange> metrics = CompletableFuture
 			.supplyAsync(() -> this.client.get("/metrics"));
 		assertThat(this.client.get("/health").status()).isEqualTo(200);
 		assertThat(System.nanoTime() - start).as("health is not held up")
@@ -222,7 +207,7 @@ class MetricsHandlerTests {
 		try (SimulatorServer slow = FastSimulator
 			.start(FastSimulator.properties().metricsDelay(Duration.ofMillis(300)).build())) {
 			long start = System.nanoTime();
-			assertThat(new SseTestClient(slow).get("/metrics").status()).isEqualTo(200);
+			assertThat(FastSimulator.client(slow).get("/metrics").status()).isEqualTo(200);
 			assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(300));
 		}
 	}

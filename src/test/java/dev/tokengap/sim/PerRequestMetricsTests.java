@@ -9,10 +9,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
+import dev.tokengap.testsupport.StreamingClient;
+
 import static dev.tokengap.sim.FastSimulator.CHAT;
 import static dev.tokengap.sim.FastSimulator.COMPLETIONS;
 import static dev.tokengap.sim.FastSimulator.RESPONSES;
-import static dev.tokengap.sim.SseTestClient.chatBody;
+import static dev.tokengap.sim.FastSimulator.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -32,12 +34,12 @@ class PerRequestMetricsTests {
 
 	private static SimulatorServer server;
 
-	private static SseTestClient client;
+	private static StreamingClient client;
 
 	@BeforeAll
 	static void start() {
 		server = FastSimulator.start(FastSimulator.properties().perRequestMetrics(true).build());
-		client = new SseTestClient(server);
+		client = FastSimulator.client(server);
 	}
 
 	@AfterAll
@@ -47,8 +49,8 @@ class PerRequestMetricsTests {
 
 	@Test
 	void theObjectRidesOnTheUsageChunkAfterTheUsage() {
-		List<SseTestClient.Event> events = client.post(CHAT, chatBody("measure me", 6, true, USAGE)).events();
-		SseTestClient.Event usage = events.get(events.size() - 2);
+		List<StreamingClient.Event> events = client.post(CHAT, chatBody("measure me", 6, true, USAGE)).events();
+		StreamingClient.Event usage = events.get(events.size() - 2);
 		assertThat(usage.json().path("choices").isEmpty()).isTrue();
 		assertThat(usage.json().propertyNames()).containsExactly("id", "object", "created", "model", "choices",
 				"usage", "metrics");
@@ -70,7 +72,7 @@ class PerRequestMetricsTests {
 	@Test
 	void withoutTheFlagNoResponseHasTheKey() {
 		try (SimulatorServer off = FastSimulator.start()) {
-			SseTestClient plain = new SseTestClient(off);
+			StreamingClient plain = FastSimulator.client(off);
 			assertThat(plain.post(CHAT, chatBody("off", 4, true, USAGE)).body()).doesNotContain("metrics");
 			assertThat(plain.post(CHAT, chatBody("off", 4, false, "")).json().has("metrics")).isFalse();
 			assertThat(plain.post(RESPONSES, responsesBody(true, "")).body()).doesNotContain("metrics");
@@ -123,11 +125,11 @@ class PerRequestMetricsTests {
 
 	@Test
 	void responsesCarryTheObjectInTheCompletedResponseAndAtTheTopOfAWholeOne() {
-		List<SseTestClient.Event> events = client.post(RESPONSES, responsesBody(true, "")).events();
+		List<StreamingClient.Event> events = client.post(RESPONSES, responsesBody(true, "")).events();
 		JsonNode created = events.get(0).json().path("response");
 		assertThat(created.has("metrics")).isTrue();
 		assertThat(created.path("metrics").isNull()).as("not yet known").isTrue();
-		SseTestClient.Event completed = events.get(events.size() - 1);
+		StreamingClient.Event completed = events.get(events.size() - 1);
 		assertThat(completed.type()).isEqualTo("response.completed");
 		JsonNode response = completed.json().path("response");
 		assertThat(List.copyOf(response.propertyNames())).last().isEqualTo("metrics");
@@ -159,9 +161,9 @@ class PerRequestMetricsTests {
 
 	@Test
 	void aTokenHeldInTheHttpLayerIsLateForTheClientButNotInTheGenerationTime() {
-		SseTestClient.Exchange exchange = client.post(CHAT, chatBody("hold one", 20, true, USAGE),
+		StreamingClient.Exchange exchange = client.post(CHAT, chatBody("hold one", 20, true, USAGE),
 				Map.of(FaultHeaders.HTTP_STALL, "5:500", "X-Request-Id", "held-metrics"));
-		List<SseTestClient.Event> tokens = exchange.contentEvents();
+		List<StreamingClient.Event> tokens = exchange.contentEvents();
 		assertThat(tokens).hasSize(20);
 		long held = tokens.get(5).nanos() - tokens.get(4).nanos();
 		assertThat(held).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(490));
@@ -176,8 +178,8 @@ class PerRequestMetricsTests {
 			.isGreaterThanOrEqualTo(490);
 	}
 
-	private static JsonNode usageChunk(SseTestClient.Exchange exchange) {
-		List<SseTestClient.Event> events = exchange.events();
+	private static JsonNode usageChunk(StreamingClient.Exchange exchange) {
+		List<StreamingClient.Event> events = exchange.events();
 		assertThat(events.get(events.size() - 1).done()).isTrue();
 		return events.get(events.size() - 2).json();
 	}

@@ -4,30 +4,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
+
+import dev.tokengap.testsupport.StreamingClient;
 
 import static dev.tokengap.sim.FastSimulator.RESPONSES;
 import static org.assertj.core.api.Assertions.assertThat;
 
-class ResponsesHandlerTests {
-
-	private static SimulatorServer server;
-
-	private static SseTestClient client;
-
-	@BeforeAll
-	static void start() {
-		server = FastSimulator.start();
-		client = new SseTestClient(server);
-	}
-
-	@AfterAll
-	static void stop() {
-		server.close();
-	}
+class ResponsesHandlerTests extends SharedSimulatorTests {
 
 	static String responsesBody(String input, int maxOutputTokens, boolean stream) {
 		return "{\"model\":\"sim-llama-3-8b\",\"input\":" + input + ",\"max_output_tokens\":" + maxOutputTokens
@@ -36,11 +21,11 @@ class ResponsesHandlerTests {
 
 	@Test
 	void responsesStreamEndsWithResponseCompletedAndNoDone() {
-		SseTestClient.Exchange exchange = client.post(RESPONSES, responsesBody("\"Tell me about gaps\"", 4, true));
+		StreamingClient.Exchange exchange = client.post(RESPONSES, responsesBody("\"Tell me about gaps\"", 4, true));
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.headers().get("Content-Type")).isEqualTo("text/event-stream; charset=utf-8");
 		assertThat(exchange.body()).matches("(event: [a-z_.]+\\ndata: \\{[^\\n]+\\}\\n\\n)+").doesNotContain("[DONE]");
-		assertThat(exchange.events()).extracting(SseTestClient.Event::type)
+		assertThat(exchange.events()).extracting(StreamingClient.Event::type)
 			.containsExactly("response.created", "response.in_progress", "response.output_item.added",
 					"response.content_part.added", "response.output_text.delta", "response.output_text.delta",
 					"response.output_text.delta", "response.output_text.delta", "response.output_text.done",
@@ -50,7 +35,7 @@ class ResponsesHandlerTests {
 
 	@Test
 	void everyEventRepeatsItsTypeAndCountsItsSequenceNumberUp() {
-		List<SseTestClient.Event> events = client.post(RESPONSES, responsesBody("\"count\"", 5, true)).events();
+		List<StreamingClient.Event> events = client.post(RESPONSES, responsesBody("\"count\"", 5, true)).events();
 		for (int i = 0; i < events.size(); i++) {
 			JsonNode json = events.get(i).json();
 			assertThat(json.path("type").stringValue()).isEqualTo(events.get(i).type());
@@ -61,8 +46,8 @@ class ResponsesHandlerTests {
 
 	@Test
 	void deltasCarryTheTextAndTheDoneEventsAndCompletedResponseRepeatIt() {
-		List<SseTestClient.Event> events = client.post(RESPONSES, responsesBody("\"whole text\"", 6, true)).events();
-		List<SseTestClient.Event> deltas = events.stream()
+		List<StreamingClient.Event> events = client.post(RESPONSES, responsesBody("\"whole text\"", 6, true)).events();
+		List<StreamingClient.Event> deltas = events.stream()
 			.filter((event) -> "response.output_text.delta".equals(event.type()))
 			.toList();
 		StringBuilder text = new StringBuilder();
@@ -87,9 +72,9 @@ class ResponsesHandlerTests {
 
 	@Test
 	void createdAndInProgressAreSentBeforeThePrefill() {
-		SseTestClient.Exchange exchange = client.post(RESPONSES, responsesBody("\"slow prefill\"", 2, true),
+		StreamingClient.Exchange exchange = client.post(RESPONSES, responsesBody("\"slow prefill\"", 2, true),
 				Map.of(FaultHeaders.ENGINE_STALL, "0:600"));
-		List<SseTestClient.Event> events = exchange.events();
+		List<StreamingClient.Event> events = exchange.events();
 		long inProgress = events.get(1).nanos() - exchange.startNanos();
 		long firstDelta = events.get(4).nanos() - exchange.startNanos();
 		assertThat(events.get(1).type()).isEqualTo("response.in_progress");
@@ -105,7 +90,7 @@ class ResponsesHandlerTests {
 	@Test
 	void theResponseIdComesFromTheBodyNotFromTheRequestIdHeader() {
 		String body = "{\"input\":\"hi\",\"max_output_tokens\":2,\"stream\":true,\"request_id\":\"resp_mine\"}";
-		List<SseTestClient.Event> events = client.post(RESPONSES, body, Map.of("X-Request-Id", "header-id")).events();
+		List<StreamingClient.Event> events = client.post(RESPONSES, body, Map.of("X-Request-Id", "header-id")).events();
 		assertThat(events.get(0).json().path("response").path("id").stringValue()).isEqualTo("resp_mine");
 		String generated = client.post(RESPONSES, responsesBody("\"hi\"", 2, true))
 			.events()
@@ -130,7 +115,7 @@ class ResponsesHandlerTests {
 
 	@Test
 	void nonStreamingResponseIsOneJsonWithTheWholeText() {
-		SseTestClient.Exchange exchange = client.post(RESPONSES,
+		StreamingClient.Exchange exchange = client.post(RESPONSES,
 				responsesBody("[{\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hello\"}]}]", 5,
 						false));
 		assertThat(exchange.status()).isEqualTo(200);
@@ -156,28 +141,28 @@ class ResponsesHandlerTests {
 			.path(0)
 			.path("text")
 			.stringValue();
-		List<SseTestClient.Event> events = client.post(RESPONSES, responsesBody("\"same\"", 7, true)).events();
+		List<StreamingClient.Event> events = client.post(RESPONSES, responsesBody("\"same\"", 7, true)).events();
 		assertThat(byType(events, "response.output_text.done").path("text").stringValue()).isEqualTo(whole);
 	}
 
 	@Test
 	void resetAfterCutsTheResponsesStreamBeforeResponseCompleted() {
-		SseTestClient.Exchange exchange = client.post(RESPONSES, responsesBody("\"cut\"", 20, true),
+		StreamingClient.Exchange exchange = client.post(RESPONSES, responsesBody("\"cut\"", 20, true),
 				Map.of(FaultHeaders.RESET_AFTER, "1"));
 		assertThat(exchange.error()).isNotNull();
-		assertThat(exchange.events()).extracting(SseTestClient.Event::type)
+		assertThat(exchange.events()).extracting(StreamingClient.Event::type)
 			.endsWith("response.output_text.delta", "response.output_text.delta")
 			.doesNotContain("response.completed", "response.failed");
 	}
 
 	@Test
 	void missingInputIsBadRequest() {
-		SseTestClient.Exchange exchange = client.post(RESPONSES, "{\"model\":\"sim-llama-3-8b\",\"stream\":true}");
+		StreamingClient.Exchange exchange = client.post(RESPONSES, "{\"model\":\"sim-llama-3-8b\",\"stream\":true}");
 		assertThat(exchange.status()).isEqualTo(400);
 		assertThat(exchange.json().path("error").path("type").stringValue()).isEqualTo("BadRequestError");
 	}
 
-	static JsonNode byType(List<SseTestClient.Event> events, String type) {
+	static JsonNode byType(List<StreamingClient.Event> events, String type) {
 		return events.stream().filter((event) -> type.equals(event.type())).findFirst().orElseThrow().json();
 	}
 

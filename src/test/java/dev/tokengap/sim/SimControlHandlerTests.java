@@ -2,31 +2,14 @@ package dev.tokengap.sim;
 
 import java.util.Map;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
 import static dev.tokengap.sim.FastSimulator.CHAT;
-import static dev.tokengap.sim.SseTestClient.chatBody;
+import static dev.tokengap.sim.FastSimulator.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
 
-class SimControlHandlerTests {
-
-	private SimulatorServer server;
-
-	private SseTestClient client;
-
-	@BeforeEach
-	void start() {
-		this.server = FastSimulator.start();
-		this.client = new SseTestClient(this.server);
-	}
-
-	@AfterEach
-	void stop() {
-		this.server.close();
-	}
+class SimControlHandlerTests extends FreshSimulatorTests {
 
 	@Test
 	void traceEndpointGivesOneEntryPerTokenOfTheRequest() {

@@ -18,8 +18,10 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
+import dev.tokengap.testsupport.StreamingClient;
+
 import static dev.tokengap.sim.FastSimulator.CHAT;
-import static dev.tokengap.sim.SseTestClient.chatBody;
+import static dev.tokengap.sim.FastSimulator.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -34,9 +36,9 @@ class SimEngineTests {
 			.stepCostPerSeq(Duration.ofMillis(2))
 			.build();
 		try (SimulatorServer server = FastSimulator.start(properties)) {
-			SseTestClient client = new SseTestClient(server);
+			StreamingClient client = FastSimulator.client(server);
 			double alone = meanGapNanos(List.of(stream(client, "alone", 20)));
-			List<List<SseTestClient.Event>> crowd = Flux
+			List<List<StreamingClient.Event>> crowd = Flux
 				.merge(IntStream.range(0, 16).mapToObj((i) -> streamLater(client, "crowd-" + i, 20)).toList())
 				.collectList()
 				.block(TIMEOUT);
@@ -52,8 +54,8 @@ class SimEngineTests {
 			.stepCostPerPrefillToken(Duration.ofNanos(25_000))
 			.build();
 		try (SimulatorServer server = FastSimulator.start(properties)) {
-			SseTestClient client = new SseTestClient(server);
-			List<SseTestClient.Event> background = runBesideALongPrompt(server, client);
+			StreamingClient client = FastSimulator.client(server);
+			List<StreamingClient.Event> background = runBesideALongPrompt(server, client);
 			TraceEntry hit = server.engine()
 				.trace("background")
 				.stream()
@@ -77,7 +79,7 @@ class SimEngineTests {
 			.stepCostPerPrefillToken(Duration.ofNanos(25_000))
 			.build();
 		try (SimulatorServer server = FastSimulator.start(properties)) {
-			runBesideALongPrompt(server, new SseTestClient(server));
+			runBesideALongPrompt(server, FastSimulator.client(server));
 			List<TraceEntry> interfered = server.engine()
 				.trace("background")
 				.stream()
@@ -93,8 +95,8 @@ class SimEngineTests {
 	 * A background stream that sees a 4000-token prompt arrive after its tenth token; its
 	 * events up to ten tokens after the long prompt's completion.
 	 */
-	private static List<SseTestClient.Event> runBesideALongPrompt(SimulatorServer server, SseTestClient client) {
-		List<SseTestClient.Event> background = new CopyOnWriteArrayList<>();
+	private static List<StreamingClient.Event> runBesideALongPrompt(SimulatorServer server, StreamingClient client) {
+		List<StreamingClient.Event> background = new CopyOnWriteArrayList<>();
 		Disposable stream = client.stream(CHAT, chatBody("keep streaming", 5000), Map.of("X-Request-Id", "background"))
 			.subscribe(background::add);
 		try {
@@ -118,8 +120,8 @@ class SimEngineTests {
 			.maxModelLen(384)
 			.build();
 		try (SimulatorServer server = FastSimulator.start(properties)) {
-			SseTestClient client = new SseTestClient(server);
-			List<List<SseTestClient.Event>> streams = Flux
+			StreamingClient client = FastSimulator.client(server);
+			List<List<StreamingClient.Event>> streams = Flux
 				.merge(IntStream.range(0, 4)
 					.mapToObj((i) -> streamLater(client, "kv-" + i, 100, "prompt " + i + " " + "y".repeat(248)))
 					.toList())
@@ -127,7 +129,7 @@ class SimEngineTests {
 				.block(TIMEOUT);
 			assertThat(streams).allSatisfy((events) -> assertThat(contentEvents(events)).hasSize(100));
 			assertThat(server.engine().preemptions()).isPositive();
-			assertThat(new SseTestClient(server).get("/metrics").body())
+			assertThat(FastSimulator.client(server).get("/metrics").body())
 				.containsPattern("vllm:num_preemptions_total\\{engine=\"0\",model_name=\"sim-llama-3-8b\"} [1-9]");
 			TraceEntry preempted = server.engine()
 				.trace()
@@ -144,7 +146,7 @@ class SimEngineTests {
 	@Test
 	void aClientThatDisconnectsIsAbortedWithin100Milliseconds() {
 		try (SimulatorServer server = FastSimulator.start()) {
-			SseTestClient client = new SseTestClient(server);
+			StreamingClient client = FastSimulator.client(server);
 			client.stream(CHAT, chatBody("hi", 1000), Map.of())
 				.take(4)
 				.doOnNext((event) -> assertThat(server.engine().running()).isEqualTo(1))
@@ -157,7 +159,7 @@ class SimEngineTests {
 	@Test
 	void aWaitingClientThatDisconnectsLeavesTheQueue() {
 		try (SimulatorServer server = FastSimulator.start(FastSimulator.properties().maxNumSeqs(1).build())) {
-			SseTestClient client = new SseTestClient(server);
+			StreamingClient client = FastSimulator.client(server);
 			Disposable first = client.stream(CHAT, chatBody("first", 1000), Map.of()).subscribe();
 			await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().running() == 1);
 			Disposable second = client.stream(CHAT, chatBody("second", 10), Map.of()).subscribe();
@@ -172,10 +174,10 @@ class SimEngineTests {
 	@Test
 	void aClientThatDoesNotReadNeverHoldsUpTheEngine() {
 		try (SimulatorServer server = FastSimulator.start()) {
-			SseTestClient client = new SseTestClient(server);
+			StreamingClient client = FastSimulator.client(server);
 			StalledReader stalled = new StalledReader();
 			client.stream(CHAT, chatBody("slow reader", 300), Map.of("X-Request-Id", "slow")).subscribe(stalled);
-			List<SseTestClient.Event> other = stream(client, "other", 30);
+			List<StreamingClient.Event> other = stream(client, "other", 30);
 			assertThat(contentEvents(other)).hasSize(30);
 			await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().trace("slow").size() == 300);
 			assertThat(stalled.received).isEqualTo(1);
@@ -187,14 +189,14 @@ class SimEngineTests {
 	void aFullWaitingQueueRefusesNewRequestsWith503AndCountsThemNowhere() {
 		SimulatorProperties properties = FastSimulator.properties().maxNumSeqs(1).maxNumQueuedReqs(2).build();
 		try (SimulatorServer server = FastSimulator.start(properties)) {
-			SseTestClient client = new SseTestClient(server);
+			StreamingClient client = FastSimulator.client(server);
 			Disposable running = client.stream(CHAT, chatBody("running", 1000), Map.of()).subscribe();
 			await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().running() == 1);
 			Disposable first = client.stream(CHAT, chatBody("waiting 1", 10), Map.of()).subscribe();
 			Disposable second = client.stream(CHAT, chatBody("waiting 2", 10), Map.of()).subscribe();
 			await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().waiting() == 2);
 			for (boolean stream : List.of(true, false)) {
-				SseTestClient.Exchange refused = client.post(CHAT, chatBody("refused", 10, stream, ""));
+				StreamingClient.Exchange refused = client.post(CHAT, chatBody("refused", 10, stream, ""));
 				assertThat(refused.status()).isEqualTo(503);
 				assertThat(refused.json().path("error").path("type").asString()).isEqualTo("ServiceUnavailableError");
 				assertThat(refused.json().path("error").path("code").asInt()).isEqualTo(503);
@@ -214,7 +216,7 @@ class SimEngineTests {
 	@Test
 	void withoutALimitTheWaitingQueueGrowsAsVllmsDoesByDefault() {
 		try (SimulatorServer server = FastSimulator.start(FastSimulator.properties().maxNumSeqs(1).build())) {
-			SseTestClient client = new SseTestClient(server);
+			StreamingClient client = FastSimulator.client(server);
 			List<Disposable> streams = IntStream.range(0, 6)
 				.mapToObj((i) -> client.stream(CHAT, chatBody("queued " + i, 1000), Map.of()).subscribe())
 				.toList();
@@ -230,7 +232,7 @@ class SimEngineTests {
 			.stepCostPerPrefillToken(Duration.ofNanos(25_000))
 			.build();
 		try (SimulatorServer server = FastSimulator.start(properties)) {
-			SseTestClient client = new SseTestClient(server);
+			StreamingClient client = FastSimulator.client(server);
 			String prompt = "x".repeat(4 * 4000);
 			assertThat(client.post(CHAT, chatBody(prompt, 2, false, ""), Map.of("X-Request-Id", "long-1")).status())
 				.isEqualTo(200);
@@ -249,7 +251,7 @@ class SimEngineTests {
 	@Test
 	void withPrefixCachingOffARepeatedPromptIsPrefilledAgain() {
 		try (SimulatorServer server = FastSimulator.start(FastSimulator.properties().prefixCaching(false).build())) {
-			SseTestClient client = new SseTestClient(server);
+			StreamingClient client = FastSimulator.client(server);
 			for (String id : List.of("again-1", "again-2")) {
 				client.post(CHAT, chatBody("z".repeat(4 * 500), 2, false, ""), Map.of("X-Request-Id", id));
 			}
@@ -261,26 +263,26 @@ class SimEngineTests {
 		return await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2)).atMost(Duration.ofMillis(100));
 	}
 
-	private static List<SseTestClient.Event> stream(SseTestClient client, String id, int maxTokens) {
+	private static List<StreamingClient.Event> stream(StreamingClient client, String id, int maxTokens) {
 		return streamLater(client, id, maxTokens).block(TIMEOUT);
 	}
 
-	private static Mono<List<SseTestClient.Event>> streamLater(SseTestClient client, String id, int maxTokens) {
+	private static Mono<List<StreamingClient.Event>> streamLater(StreamingClient client, String id, int maxTokens) {
 		return streamLater(client, id, maxTokens, "hello from " + id);
 	}
 
-	private static Mono<List<SseTestClient.Event>> streamLater(SseTestClient client, String id, int maxTokens,
+	private static Mono<List<StreamingClient.Event>> streamLater(StreamingClient client, String id, int maxTokens,
 			String prompt) {
 		return client.stream(CHAT, chatBody(prompt, maxTokens), Map.of("X-Request-Id", id))
 			.collectList()
 			.subscribeOn(Schedulers.boundedElastic());
 	}
 
-	static List<SseTestClient.Event> contentEvents(List<SseTestClient.Event> events) {
+	static List<StreamingClient.Event> contentEvents(List<StreamingClient.Event> events) {
 		return events.stream().filter((event) -> !event.done() && !event.content().isEmpty()).toList();
 	}
 
-	static List<Long> gaps(List<SseTestClient.Event> events) {
+	static List<Long> gaps(List<StreamingClient.Event> events) {
 		List<Long> gaps = new ArrayList<>();
 		for (int i = 1; i < events.size(); i++) {
 			gaps.add(events.get(i).nanos() - events.get(i - 1).nanos());
@@ -288,7 +290,7 @@ class SimEngineTests {
 		return gaps;
 	}
 
-	private static double meanGapNanos(List<List<SseTestClient.Event>> streams) {
+	private static double meanGapNanos(List<List<StreamingClient.Event>> streams) {
 		return streams.stream()
 			.flatMap((events) -> gaps(contentEvents(events)).stream())
 			.mapToLong(Long::longValue)
@@ -302,7 +304,7 @@ class SimEngineTests {
 	}
 
 	/** Takes one event and then reads no more. */
-	private static final class StalledReader extends BaseSubscriber<SseTestClient.Event> {
+	private static final class StalledReader extends BaseSubscriber<StreamingClient.Event> {
 
 		private volatile int received;
 
@@ -312,7 +314,7 @@ class SimEngineTests {
 		}
 
 		@Override
-		protected void hookOnNext(SseTestClient.Event event) {
+		protected void hookOnNext(StreamingClient.Event event) {
 			this.received++;
 		}
 

@@ -4,6 +4,8 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import dev.tokengap.testsupport.StreamingClient;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -24,12 +26,12 @@ class SpeculativeDecodingTests {
 			.specAcceptanceRate(1.0)
 			.build();
 		try (SimulatorServer server = FastSimulator.start(properties)) {
-			SseTestClient client = new SseTestClient(server);
-			SseTestClient.Exchange exchange = client.post(CHAT, SseTestClient.chatBody("draft me", 9, true, USAGE));
+			StreamingClient client = FastSimulator.client(server);
+			StreamingClient.Exchange exchange = client.post(CHAT, FastSimulator.chatBody("draft me", 9, true, USAGE));
 			List<String> contents = exchange.events()
 				.stream()
 				.filter((event) -> !event.data().equals("[DONE]"))
-				.map(SseTestClient.Event::content)
+				.map(StreamingClient.Event::content)
 				.filter((text) -> !text.isEmpty())
 				.toList();
 			// The first token comes from the prefill; then 4 tokens a step: 1 + 4 + 4 = 9.
@@ -52,12 +54,12 @@ class SpeculativeDecodingTests {
 			.specAcceptanceRate(0.0)
 			.build();
 		try (SimulatorServer server = FastSimulator.start(properties)) {
-			SseTestClient client = new SseTestClient(server);
-			SseTestClient.Exchange exchange = client.post(CHAT, SseTestClient.chatBody("draft me", 5, true, USAGE));
+			StreamingClient client = FastSimulator.client(server);
+			StreamingClient.Exchange exchange = client.post(CHAT, FastSimulator.chatBody("draft me", 5, true, USAGE));
 			assertThat(exchange.events()
 				.stream()
 				.filter((event) -> !event.data().equals("[DONE]"))
-				.map(SseTestClient.Event::content)
+				.map(StreamingClient.Event::content)
 				.filter((text) -> !text.isEmpty())).hasSize(5);
 			String metrics = client.get("/metrics").body();
 			assertThat(metrics).contains("vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"sim-llama-3-8b\"} 8.0")
@@ -68,7 +70,7 @@ class SpeculativeDecodingTests {
 	@Test
 	void anEngineWithoutDraftsHasNoSpecDecodeSeries() {
 		try (SimulatorServer server = FastSimulator.start()) {
-			assertThat(new SseTestClient(server).get("/metrics").body()).doesNotContain("spec_decode");
+			assertThat(FastSimulator.client(server).get("/metrics").body()).doesNotContain("spec_decode");
 		}
 	}
 

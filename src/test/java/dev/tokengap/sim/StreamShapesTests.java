@@ -3,45 +3,30 @@ package dev.tokengap.sim;
 import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
+
+import dev.tokengap.testsupport.StreamingClient;
 
 import static dev.tokengap.sim.FastSimulator.CHAT;
 import static dev.tokengap.sim.FastSimulator.COMPLETIONS;
 import static dev.tokengap.sim.FastSimulator.MESSAGES;
 import static dev.tokengap.sim.FastSimulator.RESPONSES;
+import static dev.tokengap.sim.FastSimulator.chatBody;
 import static dev.tokengap.sim.MessagesHandlerTests.messagesBody;
 import static dev.tokengap.sim.ResponsesHandlerTests.responsesBody;
-import static dev.tokengap.sim.SseTestClient.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Reasoning, tool calls and several choices, on the endpoints that have them.
  */
-class StreamShapesTests {
+class StreamShapesTests extends SharedSimulatorTests {
 
 	private static final Map<String, String> TWO_REASONING = Map.of(FaultHeaders.REASONING_TOKENS, "2");
 
-	private static SimulatorServer server;
-
-	private static SseTestClient client;
-
-	@BeforeAll
-	static void start() {
-		server = FastSimulator.start();
-		client = new SseTestClient(server);
-	}
-
-	@AfterAll
-	static void stop() {
-		server.close();
-	}
-
 	@Test
 	void chatStreamsTheLeadingTokensAsDeltaReasoning() {
-		List<SseTestClient.Event> events = client.post(CHAT, chatBody("think first", 5), TWO_REASONING).events();
+		List<StreamingClient.Event> events = client.post(CHAT, chatBody("think first", 5), TWO_REASONING).events();
 		assertThat(events).hasSize(1 + 5 + 1);
 		for (int i = 1; i <= 5; i++) {
 			JsonNode delta = events.get(i).json().path("choices").path(0).path("delta");
@@ -53,7 +38,7 @@ class StreamShapesTests {
 	@Test
 	void reasoningShareMakesThatFractionOfMaxTokensReasoning() {
 		try (SimulatorServer own = FastSimulator.start(FastSimulator.properties().reasoningShare(0.5).build())) {
-			List<SseTestClient.Event> events = new SseTestClient(own).post(CHAT, chatBody("half", 6)).events();
+			List<StreamingClient.Event> events = FastSimulator.client(own).post(CHAT, chatBody("half", 6)).events();
 			assertThat(events.subList(1, 7)).extracting(
 					(event) -> event.json().path("choices").path(0).path("delta").propertyNames().iterator().next())
 				.containsExactly("reasoning", "reasoning", "reasoning", "content", "content", "content");
@@ -73,9 +58,9 @@ class StreamShapesTests {
 
 	@Test
 	void responsesStreamAReasoningItemBeforeTheMessage() {
-		List<SseTestClient.Event> events = client.post(RESPONSES, responsesBody("\"think\"", 4, true), TWO_REASONING)
+		List<StreamingClient.Event> events = client.post(RESPONSES, responsesBody("\"think\"", 4, true), TWO_REASONING)
 			.events();
-		assertThat(events).extracting(SseTestClient.Event::type)
+		assertThat(events).extracting(StreamingClient.Event::type)
 			.containsExactly("response.created", "response.in_progress", "response.output_item.added",
 					"response.reasoning_part.added", "response.reasoning_text.delta", "response.reasoning_text.delta",
 					"response.reasoning_text.done", "response.reasoning_part.done", "response.output_item.done",
@@ -98,9 +83,9 @@ class StreamShapesTests {
 
 	@Test
 	void messagesStreamAThinkingBlockBeforeTheTextBlock() {
-		List<SseTestClient.Event> events = client.post(MESSAGES, messagesBody("think", 4, true), TWO_REASONING)
+		List<StreamingClient.Event> events = client.post(MESSAGES, messagesBody("think", 4, true), TWO_REASONING)
 			.events();
-		assertThat(events).extracting(SseTestClient.Event::type)
+		assertThat(events).extracting(StreamingClient.Event::type)
 			.containsExactly("message_start", "content_block_start", "content_block_delta", "content_block_delta",
 					"content_block_stop", "content_block_start", "content_block_delta", "content_block_delta",
 					"content_block_stop", "message_delta", "message_stop");
@@ -129,7 +114,7 @@ class StreamShapesTests {
 	void requiredToolChoiceStreamsToolCallDeltasAsVllm() {
 		String tools = ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":{}}}],"
 				+ "\"tool_choice\":\"required\"";
-		List<SseTestClient.Event> events = client.post(CHAT, chatBody("weather?", 4, true, tools)).events();
+		List<StreamingClient.Event> events = client.post(CHAT, chatBody("weather?", 4, true, tools)).events();
 		assertThat(events).hasSize(1 + 1 + 4 + 1);
 		String first = events.get(1).data();
 		assertThat(first).matches(".*\"delta\":\\{\"tool_calls\":\\[\\{\"id\":\"chatcmpl-tool-[0-9a-f]{32}\","
@@ -146,7 +131,7 @@ class StreamShapesTests {
 		}
 		assertThat(events.get(5).json().path("choices").path(0).path("finish_reason").stringValue())
 			.isEqualTo("tool_calls");
-		assertThat(SseTestClient.JSON.readTree(arguments.toString()).path("input").stringValue().split(" "))
+		assertThat(StreamingClient.JSON.readTree(arguments.toString()).path("input").stringValue().split(" "))
 			.hasSize(4);
 		assertThat(events.get(6).done()).isTrue();
 	}
@@ -166,7 +151,7 @@ class StreamShapesTests {
 			.path("tool_calls")
 			.path(0);
 		assertThat(call.path("function").path("name").stringValue()).isEqualTo("b");
-		List<SseTestClient.Event> auto = client.post(CHAT, chatBody("b", 2, true, tools + ",\"tool_choice\":\"auto\""))
+		List<StreamingClient.Event> auto = client.post(CHAT, chatBody("b", 2, true, tools + ",\"tool_choice\":\"auto\""))
 			.events();
 		assertThat(auto.get(1).content()).isNotEmpty();
 		assertThat(client.post(CHAT, chatBody("b", 2, true, ",\"tool_choice\":\"required\"")).status()).isEqualTo(400);
@@ -180,26 +165,26 @@ class StreamShapesTests {
 		JsonNode call = choice.path("message").path("tool_calls").path(0);
 		assertThat(call.path("id").stringValue()).startsWith("chatcmpl-tool-");
 		assertThat(call.path("function").path("name").stringValue()).isEqualTo("f");
-		assertThat(SseTestClient.JSON.readTree(call.path("function").path("arguments").stringValue()).has("input"))
+		assertThat(StreamingClient.JSON.readTree(call.path("function").path("arguments").stringValue()).has("input"))
 			.isTrue();
 	}
 
 	@Test
 	void twoChatChoicesInterleaveInEngineStepOrderAfterAPreludePerChoice() {
 		String options = ",\"n\":2,\"stream_options\":{\"include_usage\":true,\"continuous_usage_stats\":true}";
-		List<SseTestClient.Event> events = client
+		List<StreamingClient.Event> events = client
 			.post(CHAT, chatBody("two of them", 20, true, options), Map.of("X-Request-Id", "two-chat"))
 			.events();
 		assertThat(events).hasSize(2 + 2 * 20 + 1 + 1);
 		assertThat(events.subList(0, 2)).extracting(StreamShapesTests::choiceIndex).containsExactly(0, 1);
 		assertThat(events.subList(0, 2)).extracting((event) -> event.json().path("choices").path(0).path("delta"))
 			.allSatisfy((delta) -> assertThat(delta.path("role").stringValue()).isEqualTo("assistant"));
-		List<SseTestClient.Event> chunks = events.subList(2, 42);
+		List<StreamingClient.Event> chunks = events.subList(2, 42);
 		assertInEngineStepOrder(chunks, "two-chat");
 		assertThat(chunks.stream().map(StreamShapesTests::choiceIndex).toList().indexOf(1)).as("interleaved")
 			.isLessThan(chunks.stream().map(StreamShapesTests::choiceIndex).toList().lastIndexOf(0));
 		int[] seen = new int[2];
-		for (SseTestClient.Event chunk : chunks) {
+		for (StreamingClient.Event chunk : chunks) {
 			int choice = choiceIndex(chunk);
 			assertThat(chunk.json().path("usage").path("completion_tokens").intValue()).as("that choice's count")
 				.isEqualTo(++seen[choice]);
@@ -211,12 +196,12 @@ class StreamShapesTests {
 	}
 
 	/** Each chunk's token was produced in a step no earlier than the previous chunk's. */
-	private static void assertInEngineStepOrder(List<SseTestClient.Event> chunks, String requestId) {
+	private static void assertInEngineStepOrder(List<StreamingClient.Event> chunks, String requestId) {
 		List<List<TraceEntry>> traces = List.of(server.engine().trace("0_" + requestId),
 				server.engine().trace("1_" + requestId));
 		int[] next = new int[2];
 		long previousStep = 0;
-		for (SseTestClient.Event chunk : chunks) {
+		for (StreamingClient.Event chunk : chunks) {
 			int choice = choiceIndex(chunk);
 			long step = traces.get(choice).get(next[choice]++).stepId();
 			assertThat(step).isGreaterThanOrEqualTo(previousStep);
@@ -224,7 +209,7 @@ class StreamShapesTests {
 		}
 	}
 
-	private static int choiceIndex(SseTestClient.Event event) {
+	private static int choiceIndex(StreamingClient.Event event) {
 		return event.json().path("choices").path(0).path("index").intValue();
 	}
 
@@ -232,7 +217,7 @@ class StreamShapesTests {
 	void twoCompletionChoicesInterleaveWithTheirOwnIndexAndSumTheirUsage() {
 		String body = "{\"prompt\":\"two\",\"max_tokens\":4,\"n\":2,\"stream\":true,"
 				+ "\"stream_options\":{\"include_usage\":true}}";
-		List<SseTestClient.Event> events = client.post(COMPLETIONS, body, Map.of("X-Request-Id", "two-cmpl")).events();
+		List<StreamingClient.Event> events = client.post(COMPLETIONS, body, Map.of("X-Request-Id", "two-cmpl")).events();
 		assertThat(events).hasSize(2 * 4 + 1 + 1);
 		assertInEngineStepOrder(events.subList(0, 8), "two-cmpl");
 		assertThat(events.subList(0, 8)).extracting(StreamShapesTests::choiceIndex).containsOnly(0, 1);

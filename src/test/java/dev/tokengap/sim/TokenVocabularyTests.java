@@ -5,8 +5,10 @@ import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
 
+import dev.tokengap.testsupport.StreamingClient;
+
 import static dev.tokengap.sim.FastSimulator.CHAT;
-import static dev.tokengap.sim.SseTestClient.chatBody;
+import static dev.tokengap.sim.FastSimulator.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class TokenVocabularyTests {
@@ -35,10 +37,10 @@ class TokenVocabularyTests {
 
 	private static List<String> streamedTexts(SimulatorProperties properties, String body) {
 		try (SimulatorServer server = FastSimulator.start(properties)) {
-			return new SseTestClient(server).post(CHAT, body)
+			return FastSimulator.client(server).post(CHAT, body)
 				.contentEvents()
 				.stream()
-				.map(SseTestClient.Event::content)
+				.map(StreamingClient.Event::content)
 				.toList();
 		}
 	}

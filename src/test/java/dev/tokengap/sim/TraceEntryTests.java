@@ -10,8 +10,10 @@ import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import tools.jackson.databind.JsonNode;
 
+import dev.tokengap.testsupport.StreamingClient;
+
 import static dev.tokengap.sim.FastSimulator.CHAT;
-import static dev.tokengap.sim.SseTestClient.chatBody;
+import static dev.tokengap.sim.FastSimulator.chatBody;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -149,7 +151,7 @@ class TraceEntryTests {
 	@Test
 	void theTraceJsonCarriesTheCausesAndTheRealStepsCostAtLeastTheirParts() {
 		try (SimulatorServer server = FastSimulator.start()) {
-			SseTestClient client = new SseTestClient(server);
+			StreamingClient client = FastSimulator.client(server);
 			Disposable bystander = client
 				.stream(CHAT, chatBody("bystander", 5000), Map.of("X-Request-Id", "bystander"))
 				.subscribe();

@@ -47,7 +47,7 @@ public final class HealthyStream {
 	 */
 	public static HealthyStream start(int port, String model) {
 		return new HealthyStream(CompletableFuture.supplyAsync(() -> StreamingClient
-			.post("http://127.0.0.1:" + port + PATH, "{\"model\":\"" + model + "\",\"stream\":true}")));
+			.record("http://127.0.0.1:" + port + PATH, "{\"model\":\"" + model + "\",\"stream\":true}")));
 	}
 
 	/** Waits for the stream and asserts that it arrived whole and ended cleanly. */

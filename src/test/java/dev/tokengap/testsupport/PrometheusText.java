@@ -1,14 +1,21 @@
 package dev.tokengap.testsupport;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 /**
  * A scraped Prometheus text exposition, parsed enough for assertions on sample values.
@@ -31,25 +38,64 @@ public final class PrometheusText {
 	}
 
 	/**
-	 * Reads tokengap's real {@code /actuator/prometheus} over HTTP.
+	 * Reads tokengap's real {@code /actuator/prometheus} over HTTP, on loopback.
 	 * @param managementPort the management port
 	 * @return the parsed exposition
 	 */
 	public static PrometheusText scrape(int managementPort) {
+		return scrape("http://127.0.0.1:" + managementPort);
+	}
+
+	/**
+	 * Reads tokengap's real {@code /actuator/prometheus} over HTTP.
+	 * @param managementUrl the management server's base URL, such as a container's mapped port
+	 * @return the parsed exposition
+	 */
+	public static PrometheusText scrape(String managementUrl) {
+		return new PrometheusText(get(managementUrl + "/actuator/prometheus"));
+	}
+
+	/**
+	 * Writes a registry in the text format, as {@code /actuator/prometheus} would, without HTTP.
+	 * @param registry the registry
+	 * @return the parsed exposition
+	 */
+	public static PrometheusText scrape(PrometheusRegistry registry) {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
 		try {
-			HttpRequest request = HttpRequest
-				.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/actuator/prometheus"))
-				.header("Accept", "text/plain;version=0.0.4")
-				.timeout(Duration.ofSeconds(10))
+			PrometheusTextFormatWriter.create().write(out, registry.scrape());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		return new PrometheusText(out.toString(StandardCharsets.UTF_8));
+	}
+
+	/**
+	 * GETs a management endpoint that must answer 200, in the text format (0.0.4) when it is the
+	 * exposition.
+	 * @param managementPort the management port on loopback
+	 * @param path the endpoint's path, such as {@code /actuator/spikes}
+	 * @return the body
+	 */
+	public static String get(int managementPort, String path) {
+		return get("http://127.0.0.1:" + managementPort + path);
+	}
+
+	private static String get(String url) {
+		try {
+			HttpRequest request = HttpRequest.newBuilder(URI.create(url))
+				.header("Accept", "text/plain;version=0.0.4, */*;q=0.1")
+				.timeout(Duration.ofSeconds(20))
 				.build();
 			HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
 			if (response.statusCode() != 200) {
-				throw new AssertionError("scrape answered " + response.statusCode() + ": " + response.body());
+				throw new AssertionError(url + " answered " + response.statusCode() + ": " + response.body());
 			}
-			return new PrometheusText(response.body());
+			return response.body();
 		}
-		catch (java.io.IOException ex) {
-			throw new java.io.UncheckedIOException(ex);
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

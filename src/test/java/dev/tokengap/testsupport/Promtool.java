@@ -1,4 +1,4 @@
-package dev.tokengap.deploy;
+package dev.tokengap.testsupport;
 
 import java.io.File;
 import java.io.IOException;
@@ -7,24 +7,44 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import dev.tokengap.testsupport.ProjectFiles;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Runs Debian's {@code promtool}: skipped with a message where it is missing, a failure under
- * {@code CI=true} (.ci/run installs it).
+ * {@code CI=true} (.ci/run installs it). The one place tests find it.
  */
-final class Promtool {
+public final class Promtool {
 
 	private Promtool() {
 	}
 
-	record Result(int exit, String output) {
+	/**
+	 * How promtool ended.
+	 *
+	 * @param exit its exit status
+	 * @param output what it wrote, standard error included
+	 */
+	public record Result(int exit, String output) {
 	}
 
-	static Result run(String... args) {
+	/**
+	 * Runs promtool in the project's root.
+	 * @param args its arguments, such as {@code check rules <file>}
+	 * @return how it ended
+	 */
+	public static Result run(String... args) {
+		return runWithInput(null, args);
+	}
+
+	/**
+	 * Runs promtool in the project's root with text on its standard input, as
+	 * {@code promtool check metrics} reads a scrape.
+	 * @param input the text to write to its standard input, or null for none
+	 * @param args its arguments
+	 * @return how it ended
+	 */
+	public static Result runWithInput(String input, String... args) {
 		List<String> command = new ArrayList<>();
 		command.add(executable().getPath());
 		command.addAll(List.of(args));
@@ -32,6 +52,10 @@ final class Promtool {
 			Process process = new ProcessBuilder(command).directory(ProjectFiles.root().toFile())
 				.redirectErrorStream(true)
 				.start();
+			if (input != null) {
+				process.getOutputStream().write(input.getBytes(StandardCharsets.UTF_8));
+			}
+			process.getOutputStream().close();
 			String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 			assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("promtool finished").isTrue();
 			return new Result(process.exitValue(), output);
@@ -45,7 +69,11 @@ final class Promtool {
 		}
 	}
 
-	static File executable() {
+	/**
+	 * Finds promtool on the {@code PATH}.
+	 * @return the executable
+	 */
+	public static File executable() {
 		for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
 			File candidate = new File(dir, "promtool");
 			if (candidate.canExecute()) {

@@ -1,11 +1,9 @@
-package dev.tokengap.proxy;
+package dev.tokengap.testsupport;
 
 import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
-
-import dev.tokengap.testsupport.ScriptedUpstream;
 
 /**
  * Base of the tests that run tokengap in front of a scripted upstream: one upstream server for
@@ -13,15 +11,15 @@ import dev.tokengap.testsupport.ScriptedUpstream;
  * itself ({@code /metrics}, {@code /v1/models}: cached contexts keep scraping) are answered 404,
  * outside the script.
  */
-abstract class ScriptedUpstreamTests {
+public abstract class ScriptedUpstreamTests {
 
-	static final ScriptedUpstream upstream = ScriptedUpstream.start().ignoring("/metrics", "/v1/models");
+	protected static final ScriptedUpstream upstream = ScriptedUpstream.start().ignoring("/metrics", "/v1/models");
 
 	@LocalServerPort
-	int port;
+	protected int port;
 
 	@LocalManagementPort
-	int managementPort;
+	protected int managementPort;
 
 	@DynamicPropertySource
 	static void upstreamUrl(DynamicPropertyRegistry registry) {
