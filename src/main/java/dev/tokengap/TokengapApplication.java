@@ -26,7 +26,8 @@ public class TokengapApplication {
 		}
 		SpringApplication application = new SpringApplication(TokengapApplication.class);
 		if (simulatorMode(args)) {
-			// The simulator is a bare Reactor Netty server: no proxy port, no management port.
+			// The simulator is a bare Reactor Netty server: no proxy port, no management
+			// port.
 			application.setWebApplicationType(WebApplicationType.NONE);
 			application.setKeepAlive(true);
 		}
@@ -34,12 +35,13 @@ public class TokengapApplication {
 	}
 
 	/**
-	 * Netty settings measured in docs/performance.md: no leak tracking on every buffer at every
-	 * handler (the tests run at paranoid instead) and the pooled allocator rather than Netty 4.2's
-	 * adaptive one cut CPU per relayed event by 7-8%; one event loop per processor, as nginx has
-	 * one worker per core and as the image and the Helm chart set it, instead of Reactor Netty's
-	 * at least 4 (on 2 cores under request churn: 21 % less CPU per event and a quarter of the
-	 * coalesced events). A -D flag given on the command line wins.
+	 * Netty settings measured in docs/performance.md: no leak tracking on every buffer at
+	 * every handler (the tests run at paranoid instead) and the pooled allocator rather
+	 * than Netty 4.2's adaptive one cut CPU per relayed event by 7-8%; one event loop per
+	 * processor, as nginx has one worker per core and as the image and the Helm chart set
+	 * it, instead of Reactor Netty's at least 4 (on 2 cores under request churn: 21 %
+	 * less CPU per event and a quarter of the coalesced events). A -D flag given on the
+	 * command line wins.
 	 */
 	static void nettyDefaults() {
 		setIfAbsent("io.netty.leakDetection.level", "disabled");

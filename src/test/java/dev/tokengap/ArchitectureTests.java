@@ -15,19 +15,22 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
  * The package rules of CONTRIBUTING.md, checked on the production classes:
  * <ul>
  * <li>no cycles between the packages under {@code dev.tokengap};</li>
- * <li>{@code sse} and {@code timing} are pure Java: they use only the JDK and each other;</li>
- * <li>nothing depends on {@code config} (wiring) or {@code proxy} but they and the entry point;</li>
- * <li>the hot path ({@code proxy}, {@code sse}, {@code timing}, {@code metrics}) does not depend on
- * {@code attribution}, {@code backend} or {@code sim};</li>
+ * <li>{@code sse} and {@code timing} are pure Java: they use only the JDK and each
+ * other;</li>
+ * <li>nothing depends on {@code config} (wiring) or {@code proxy} but they and the entry
+ * point;</li>
+ * <li>the hot path ({@code proxy}, {@code sse}, {@code timing}, {@code metrics}) does not
+ * depend on {@code attribution}, {@code backend} or {@code sim};</li>
  * <li>{@code sim} is used only by {@code config};</li>
  * <li>{@code bench} is used only by the entry point, {@link TokengapApplication}.</li>
  * </ul>
- * And the overhead benchmark's lab harness ({@code dev.tokengap.lab}, test sources) stays out of the
- * jar: no production class is one of its classes or uses them.
+ * And the overhead benchmark's lab harness ({@code dev.tokengap.lab}, test sources) stays
+ * out of the jar: no production class is one of its classes or uses them.
  */
 class ArchitectureTests {
 
-	static final JavaClasses CLASSES = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+	static final JavaClasses CLASSES = new ClassFileImporter()
+		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
 		.importPackages("dev.tokengap");
 
 	@Test

@@ -13,15 +13,16 @@ import org.springframework.validation.annotation.Validated;
  * Spike detection and attribution ({@code tokengap.attribution.*}).
  *
  * @param spikeFloor a gap shorter than this is never a spike
- * @param spikeFactor a gap is a spike at this many times the stream's median gap so far (once it
- * has at least 5 gaps)
+ * @param spikeFactor a gap is a spike at this many times the stream's median gap so far
+ * (once it has at least 5 gaps)
  * @param history spike records kept for {@code /actuator/spikes}
- * @param prefillTokens prompt tokens of other requests' prefills inside a gap that count as
- * prefill interference
+ * @param prefillTokens prompt tokens of other requests' prefills inside a gap that count
+ * as prefill interference
  * @param batchGrowth running-count ratio across a gap that counts as batch growth
- * @param kvPressure KV-cache usage above which a non-empty waiting queue counts as queue pressure
- * @param logLinesPerSecond spike log lines written per second at most (the rest are counted and
- * the count is given in the next line; 0 logs none)
+ * @param kvPressure KV-cache usage above which a non-empty waiting queue counts as queue
+ * pressure
+ * @param logLinesPerSecond spike log lines written per second at most (the rest are
+ * counted and the count is given in the next line; 0 logs none)
  */
 @Validated
 @ConfigurationProperties("tokengap.attribution")

@@ -10,22 +10,23 @@ import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.StreamTimer;
 
 /**
- * Corrects a stream's spikes with what the engine reported for the request at its end (vLLM's
- * per-request metrics, {@code --enable-per-request-metrics}). Never required: without a report the
- * spikes keep the cause the rules gave them.
+ * Corrects a stream's spikes with what the engine reported for the request at its end
+ * (vLLM's per-request metrics, {@code --enable-per-request-metrics}). Never required:
+ * without a report the spikes keep the cause the rules gave them.
  *
  * <ul>
- * <li><b>Time lost after the engine.</b> The engine times its decode from its first output token
- * to its last ({@code generation_time_ms}), on its own clock; tokengap saw the same tokens arrive
- * over a longer span when some were held up after the engine (its API server, detokenizer, the
- * network). That difference is spent on the stream's largest spikes first: a spike whose excess
- * over the stream's usual gap it covers (at least three quarters of it) happened after the
- * engine, so it is {@code engine_other} in scope {@code after_engine}, whatever the engine's
- * gauges did meanwhile (a preemption elsewhere, a queue), and also when they could not be read
- * ({@code unknown}).</li>
- * <li><b>Preemptions of this request</b>, where the engine counts them ({@code num_preemptions}):
- * none means a spike blamed on this stream's own preemption was not one (it is
- * {@code engine_other}); some mean a singled-out spike the gauges did not explain was.</li>
+ * <li><b>Time lost after the engine.</b> The engine times its decode from its first
+ * output token to its last ({@code generation_time_ms}), on its own clock; tokengap saw
+ * the same tokens arrive over a longer span when some were held up after the engine (its
+ * API server, detokenizer, the network). That difference is spent on the stream's largest
+ * spikes first: a spike whose excess over the stream's usual gap it covers (at least
+ * three quarters of it) happened after the engine, so it is {@code engine_other} in scope
+ * {@code after_engine}, whatever the engine's gauges did meanwhile (a preemption
+ * elsewhere, a queue), and also when they could not be read ({@code unknown}).</li>
+ * <li><b>Preemptions of this request</b>, where the engine counts them
+ * ({@code num_preemptions}): none means a spike blamed on this stream's own preemption
+ * was not one (it is {@code engine_other}); some mean a singled-out spike the gauges did
+ * not explain was.</li>
  * </ul>
  * The causes given before stay in the record, after the new one.
  */
@@ -34,7 +35,9 @@ final class EngineReportRules {
 	/** Slack for the two clocks and the first event's bytes: 20 ms or 2% of the span. */
 	private static final long SLACK_NANOS = 20_000_000L;
 
-	/** Causes the engine's own decode time can overrule: its own, and "no engine data". */
+	/**
+	 * Causes the engine's own decode time can overrule: its own, and "no engine data".
+	 */
 	private static final Set<String> ENGINE_SIDE = Set.of(SpikeCause.PREEMPTION.label(),
 			SpikeCause.PREFILL_INTERFERENCE.label(), SpikeCause.BATCH_GROWTH.label(), SpikeCause.QUEUE_PRESSURE.label(),
 			SpikeCause.ENGINE_OTHER.label(), SpikeCause.UNKNOWN.label());
@@ -58,8 +61,7 @@ final class EngineReportRules {
 		boolean[] afterEngine = new boolean[records.length];
 		if (report.hasGenerationTime() && timer.firstArrivalNanos() >= 0) {
 			long observed = timer.lastArrivalNanos() - timer.firstArrivalNanos();
-			long outside = observed - (long) (report.generationMs() * 1e6)
-					- Math.max(SLACK_NANOS, observed / 50);
+			long outside = observed - (long) (report.generationMs() * 1e6) - Math.max(SLACK_NANOS, observed / 50);
 			Integer[] order = new Integer[records.length];
 			Arrays.setAll(order, (i) -> i);
 			Arrays.sort(order, Comparator.comparingLong((Integer i) -> -judged.get(i).spike().engineGapNanos()));

@@ -3,37 +3,40 @@ package dev.tokengap.attribution;
 import dev.tokengap.backend.EngineSample;
 
 /**
- * Everything known around one spike: what the engine's gauges did across the gap and which
- * other streams finished a prefill inside it. Kept whole in the spike record, whatever the cause.
+ * Everything known around one spike: what the engine's gauges did across the gap and
+ * which other streams finished a prefill inside it. Kept whole in the spike record,
+ * whatever the cause.
  *
  * @param engineCovered whether engine samples bracket the gap (else the cause is unknown)
  * @param engineSamples samples between the bracketing ones, inclusive
  * @param preemptions rise of the engine's preemption counter across the gap
- * @param promptTokens rise of the engine's prompt-token counter across the gap (prefix-cache
- * hits included)
- * @param promptTokensComputed rise of the engine's locally computed prompt tokens across the gap
- * ({@code prompt_tokens_by_source_total{source="local_compute"}}), or {@code null} when the engine
- * does not export them
+ * @param promptTokens rise of the engine's prompt-token counter across the gap
+ * (prefix-cache hits included)
+ * @param promptTokensComputed rise of the engine's locally computed prompt tokens across
+ * the gap ({@code prompt_tokens_by_source_total{source="local_compute"}}), or
+ * {@code null} when the engine does not export them
  * @param runningBefore running requests at the last sample before the gap
  * @param runningMax most running requests seen across the gap
  * @param waitingMax most waiting requests seen across the gap
  * @param waitingForCapacityMax most requests seen waiting for capacity across the gap
- * ({@code num_requests_waiting_by_reason{reason="capacity"}}), or {@code null} when the engine
- * does not export them
+ * ({@code num_requests_waiting_by_reason{reason="capacity"}}), or {@code null} when the
+ * engine does not export them
  * @param kvUsageMax highest KV-cache usage seen across the gap
  * @param otherFirstTokens other streams whose first token arrived inside the gap
  * @param otherPromptTokens their estimated prompt tokens
- * @param peersDecoding other streams through tokengap that were decoding when the gap began
+ * @param peersDecoding other streams through tokengap that were decoding when the gap
+ * began
  * @param peersFed those of them that kept receiving content throughout the gap
- * @param peersQuietShare the longest stretch of the gap in which no other stream (decoding, joining
- * or ending) received content, as a share of the gap: under one half, the engine kept stepping for
- * others while this stream waited; 1 when there were none
- * @param peersResumed streams silent since well before the gap (preempted, waiting for their
- * recompute) that resumed in the step that ended it
- * @param recomputeTokens what those cost the engine to recompute: their prompts and outputs so far
- * @param heldBack this stream's events (per choice) that arrived within half an engine step (its
- * pace before the gap) after the gap closed: a burst of them means the engine had produced them
- * during the gap and they were held up after it
+ * @param peersQuietShare the longest stretch of the gap in which no other stream
+ * (decoding, joining or ending) received content, as a share of the gap: under one half,
+ * the engine kept stepping for others while this stream waited; 1 when there were none
+ * @param peersResumed streams silent since well before the gap (preempted, waiting for
+ * their recompute) that resumed in the step that ended it
+ * @param recomputeTokens what those cost the engine to recompute: their prompts and
+ * outputs so far
+ * @param heldBack this stream's events (per choice) that arrived within half an engine
+ * step (its pace before the gap) after the gap closed: a burst of them means the engine
+ * had produced them during the gap and they were held up after it
  */
 public record Evidence(boolean engineCovered, int engineSamples, Double preemptions, Double promptTokens,
 		Double promptTokensComputed, Double runningBefore, Double runningMax, Double waitingMax,
@@ -46,7 +49,8 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 	 * @param spike the spike
 	 * @param window engine samples around the gap, oldest first
 	 * @param staleNanos how far from the gap's edges a bracketing sample may be
-	 * @param firstTokens other streams' first tokens: {count, prompt tokens} inside the gap
+	 * @param firstTokens other streams' first tokens: {count, prompt tokens} inside the
+	 * gap
 	 * @return the evidence
 	 */
 	static Evidence of(Spike spike, EngineSample[] window, long staleNanos, long[] firstTokens) {
@@ -58,9 +62,11 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 	 * @param spike the spike
 	 * @param window engine samples around the gap, oldest first
 	 * @param staleNanos how far from the gap's edges a bracketing sample may be
-	 * @param firstTokens other streams' first tokens: {count, prompt tokens} inside the gap
+	 * @param firstTokens other streams' first tokens: {count, prompt tokens} inside the
+	 * gap
 	 * @param peers what the other streams received during the gap
-	 * @param resumed {count, recompute tokens} of the waiting streams that resumed at its end
+	 * @param resumed {count, recompute tokens} of the waiting streams that resumed at its
+	 * end
 	 * @param heldBack this stream's events in a burst right after the gap
 	 * @return the evidence
 	 */
@@ -89,7 +95,8 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 		for (int i = before; i <= after; i++) {
 			runningMax = Math.max(runningMax, window[i].running());
 			waitingMax = Math.max(waitingMax, window[i].waiting());
-			// NaN, once any sample lacks it, stays NaN: the count is then not used at all.
+			// NaN, once any sample lacks it, stays NaN: the count is then not used at
+			// all.
 			capacityMax = Math.max(capacityMax, window[i].waitingForCapacity());
 			kvMax = Math.max(kvMax, window[i].kvUsage());
 		}
@@ -103,16 +110,16 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 	}
 
 	/**
-	 * @return whether other streams kept receiving content while this one waited: no stretch of the
-	 * gap as long as half of it went without another stream's event
+	 * @return whether other streams kept receiving content while this one waited: no
+	 * stretch of the gap as long as half of it went without another stream's event
 	 */
 	boolean singledOut() {
 		return this.peersQuietShare < 0.5;
 	}
 
 	/**
-	 * @return whether other streams were decoding when the gap began and, for at least half of it
-	 * at a stretch, none received content
+	 * @return whether other streams were decoding when the gap began and, for at least
+	 * half of it at a stretch, none received content
 	 */
 	boolean engineWide() {
 		return this.peersDecoding > 0 && !singledOut();

@@ -1,8 +1,8 @@
 package dev.tokengap.attribution;
 
 /**
- * When each stream's first token arrived from the engine (its prefill finished) and how big its
- * prompt was: a fixed-size ring, written once per stream, read once per spike.
+ * When each stream's first token arrived from the engine (its prefill finished) and how
+ * big its prompt was: a fixed-size ring, written once per stream, read once per spike.
  */
 final class FirstTokenLog {
 

@@ -8,9 +8,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import dev.tokengap.timing.StreamTimer;
 
 /**
- * Every live stream through this tokengap, so that a spike on one can be compared with what the
- * others received meanwhile: vLLM's gauges are engine-wide, but tokengap sees every stream's
- * events at once. Written once when a stream starts and once when it ends; read only for spikes.
+ * Every live stream through this tokengap, so that a spike on one can be compared with
+ * what the others received meanwhile: vLLM's gauges are engine-wide, but tokengap sees
+ * every stream's events at once. Written once when a stream starts and once when it ends;
+ * read only for spikes.
  */
 final class PeerStreams {
 
@@ -19,10 +20,16 @@ final class PeerStreams {
 
 	}
 
-	/** Bins the window is cut into to find its longest stretch without another stream's event. */
+	/**
+	 * Bins the window is cut into to find its longest stretch without another stream's
+	 * event.
+	 */
 	static final int BINS = 64;
 
-	/** Streams that ended recently: those that ended inside a long gap still say what the engine did. */
+	/**
+	 * Streams that ended recently: those that ended inside a long gap still say what the
+	 * engine did.
+	 */
 	static final int RECENTLY_ENDED = 512;
 
 	private final Map<StreamTimer, Peer> live = new ConcurrentHashMap<>();
@@ -46,8 +53,8 @@ final class PeerStreams {
 	}
 
 	/**
-	 * What the other streams received during one stream's gap, taken as the gap closes: the live
-	 * ones, and those that ended inside it.
+	 * What the other streams received during one stream's gap, taken as the gap closes:
+	 * the live ones, and those that ended inside it.
 	 * @param self the stream whose gap it is
 	 * @param fromNanos upstream arrival of the gap's first event
 	 * @param toNanos upstream arrival of the event that ended it
@@ -119,7 +126,8 @@ final class PeerStreams {
 			boolean wrapped = timer.recentArrivalsWrapped();
 			cover(n, wrapped);
 			if (first >= this.from) {
-				// Not decoding when the gap began (its prefill finished inside it): its events
+				// Not decoding when the gap began (its prefill finished inside it): its
+				// events
 				// still show the engine stepping.
 				return;
 			}
@@ -131,7 +139,8 @@ final class PeerStreams {
 			}
 			int start = latestAtOrBefore(this.arrivals, n, this.from);
 			if (live && start >= 0 && this.arrivals[start] < this.from - this.window / 2) {
-				// Silent since well before this gap began: preempted, perhaps, and waiting to be
+				// Silent since well before this gap began: preempted, perhaps, and
+				// waiting to be
 				// recomputed. If it has already resumed, when.
 				long resumed = (start > 0) ? this.arrivals[start - 1] : -1;
 				this.waiting
@@ -143,7 +152,10 @@ final class PeerStreams {
 			return (n > 0) ? this.arrivals[0] : this.to;
 		}
 
-		/** Marks the bins the stream's events fall in; a ring that wrapped inside the window covers its front. */
+		/**
+		 * Marks the bins the stream's events fall in; a ring that wrapped inside the
+		 * window covers its front.
+		 */
 		private void cover(int n, boolean wrapped) {
 			long oldestInside = -1;
 			for (int i = 0; i < n; i++) {
@@ -170,8 +182,9 @@ final class PeerStreams {
 	}
 
 	/**
-	 * Whether a stream's events covered the window: no stretch of it without one is as long as
-	 * half the window. A ring that wrapped inside the window held more events than it keeps.
+	 * Whether a stream's events covered the window: no stretch of it without one is as
+	 * long as half the window. A ring that wrapped inside the window held more events
+	 * than it keeps.
 	 */
 	private static boolean receivedThroughout(long[] arrivals, int n, boolean wrapped, long from, long to,
 			long window) {

@@ -5,19 +5,20 @@ import java.util.List;
 import dev.tokengap.timing.StreamTimer;
 
 /**
- * What the other streams through tokengap received during one stream's gap, taken as the gap
- * closed: how many were decoding when it began, how many kept receiving content throughout it
- * (then the gap singled this stream out), and which had been silent since well before it (a
- * preempted sequence waiting for its recompute, whose resumption inside the gap means the engine
- * recomputed it in the step everyone waited for).
+ * What the other streams through tokengap received during one stream's gap, taken as the
+ * gap closed: how many were decoding when it began, how many kept receiving content
+ * throughout it (then the gap singled this stream out), and which had been silent since
+ * well before it (a preempted sequence waiting for its recompute, whose resumption inside
+ * the gap means the engine recomputed it in the step everyone waited for).
  *
- * @param decoding other streams that had received content before the gap began and were still live
- * @param fed those of them whose events covered the gap (no stretch of it without one as long as
- * half of it)
+ * @param decoding other streams that had received content before the gap began and were
+ * still live
+ * @param fed those of them whose events covered the gap (no stretch of it without one as
+ * long as half of it)
  * @param waiting those silent since well before the gap began
  * @param self the stream whose gap it is, or null
- * @param quietNanos the longest stretch of the gap in which no other stream received content (to
- * a 64th of the gap; the whole gap when there were none)
+ * @param quietNanos the longest stretch of the gap in which no other stream received
+ * content (to a 64th of the gap; the whole gap when there were none)
  */
 record PeerView(int decoding, int fed, List<Waiting> waiting, StreamTimer self, long quietNanos) {
 
@@ -54,7 +55,6 @@ record PeerView(int decoding, int fed, List<Waiting> waiting, StreamTimer self, 
 		}
 
 	}
-
 
 	/**
 	 * The waiting streams that resumed at the gap's end, in the step that ended it.

@@ -8,7 +8,8 @@ package dev.tokengap.attribution;
  * @param model the bounded model label
  * @param endpoint the endpoint label
  * @param choice the choice index the gap belongs to
- * @param tokenIndex index of the content event that ended the gap among its choice's (0 = first)
+ * @param tokenIndex index of the content event that ended the gap among its choice's (0 =
+ * first)
  * @param thresholdNanos the spike threshold that applied
  * @param window the gap's times
  * @param epochMillis wall-clock time of the write, for the record
@@ -16,17 +17,23 @@ package dev.tokengap.attribution;
 record Spike(String requestId, String model, String endpoint, int choice, int tokenIndex, long thresholdNanos,
 		GapWindow window, long epochMillis) {
 
-	/** @return upstream arrival of the choice's previous content event */
+	/**
+	 * @return upstream arrival of the choice's previous content event
+	 */
 	long previousArrivalNanos() {
 		return this.window.previous().arrivalNanos();
 	}
 
-	/** @return upstream arrival of the event that ended the gap */
+	/**
+	 * @return upstream arrival of the event that ended the gap
+	 */
 	long arrivalNanos() {
 		return this.window.event().arrivalNanos();
 	}
 
-	/** @return see {@link GapWindow#earlierWaitNanos()} */
+	/**
+	 * @return see {@link GapWindow#earlierWaitNanos()}
+	 */
 	long earlierWaitNanos() {
 		return this.window.earlierWaitNanos();
 	}
@@ -39,7 +46,9 @@ record Spike(String requestId, String model, String endpoint, int choice, int to
 		return this.window.upstreamGapNanos();
 	}
 
-	/** @return see {@link GapWindow#engineGapNanos()} */
+	/**
+	 * @return see {@link GapWindow#engineGapNanos()}
+	 */
 	long engineGapNanos() {
 		return this.window.engineGapNanos();
 	}
@@ -48,7 +57,9 @@ record Spike(String requestId, String model, String endpoint, int choice, int to
 		return this.window.writeDelayNanos();
 	}
 
-	/** @return see {@link GapWindow#socketWaitNanos()} */
+	/**
+	 * @return see {@link GapWindow#socketWaitNanos()}
+	 */
 	long socketWaitNanos() {
 		return this.window.socketWaitNanos();
 	}

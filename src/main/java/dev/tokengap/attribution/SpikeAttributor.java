@@ -27,17 +27,17 @@ import dev.tokengap.timing.StreamTimer;
 
 /**
  * Attributes each spike once the engine samples around it have been scraped: gathers the
- * evidence, picks the cause, logs one line and keeps the last records. Judges on its own thread
- * ({@code tokengap-attribution}), never on an event loop: its {@link #detector() detector} runs on
- * the event loops and only hands each spike over. A spike is judged one scrape interval after its
- * gap closed plus the scrape timeout.
+ * evidence, picks the cause, logs one line and keeps the last records. Judges on its own
+ * thread ({@code tokengap-attribution}), never on an event loop: its {@link #detector()
+ * detector} runs on the event loops and only hands each spike over. A spike is judged one
+ * scrape interval after its gap closed plus the scrape timeout.
  *
  * <p>
  * When the engine reports its own figures for a request at its end (vLLM's per-request
- * metrics), they correct the stream's spikes (see {@link EngineReportRules}); so a stream's
- * spikes are counted in {@code tokengap_gap_spike_seconds{cause}} once the stream has ended, with
- * the cause they end up with. The records at {@code /actuator/spikes} appear as soon as they are
- * judged and are corrected in place.
+ * metrics), they correct the stream's spikes (see {@link EngineReportRules}); so a
+ * stream's spikes are counted in {@code tokengap_gap_spike_seconds{cause}} once the
+ * stream has ended, with the cause they end up with. The records at
+ * {@code /actuator/spikes} appear as soon as they are judged and are corrected in place.
  */
 public final class SpikeAttributor implements AutoCloseable {
 
@@ -45,7 +45,9 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	static final int MAX_PENDING = 10_000;
 
-	/** Streams whose judged spikes wait for their end at most; the oldest is closed early. */
+	/**
+	 * Streams whose judged spikes wait for their end at most; the oldest is closed early.
+	 */
 	static final int MAX_OPEN_STREAMS = 10_000;
 
 	private static final long RESUME_TOLERANCE_NANOS = 50_000_000L;
@@ -112,7 +114,9 @@ public final class SpikeAttributor implements AutoCloseable {
 		});
 	}
 
-	/** @return the observer to give the meters, so it sees every gap */
+	/**
+	 * @return the observer to give the meters, so it sees every gap
+	 */
 	public GapObserver detector() {
 		return this.detector;
 	}
@@ -143,12 +147,13 @@ public final class SpikeAttributor implements AutoCloseable {
 	private void attribute(Spike spike, PeerView peers) {
 		this.pending.decrementAndGet();
 		try {
-			// A scrape or two may fail under load; older samples no longer describe the gap.
+			// A scrape or two may fail under load; older samples no longer describe the
+			// gap.
 			long stale = 4 * this.intervalNanos;
-			// Behind a pool the samples come from whichever engine answered: they describe none.
-			EngineSample[] window = (this.history.engines() > 1) ? NO_SAMPLES
-					: this.history.window(spike.previousArrivalNanos() - this.intervalNanos,
-							spike.arrivalNanos() + this.intervalNanos);
+			// Behind a pool the samples come from whichever engine answered: they
+			// describe none.
+			EngineSample[] window = (this.history.engines() > 1) ? NO_SAMPLES : this.history
+				.window(spike.previousArrivalNanos() - this.intervalNanos, spike.arrivalNanos() + this.intervalNanos);
 			// Two events of one engine step reach tokengap a little apart.
 			long[] resumed = peers.resumedAtEnd(spike.arrivalNanos(),
 					Math.min(spike.upstreamGapNanos() / 4, RESUME_TOLERANCE_NANOS));
@@ -179,10 +184,10 @@ public final class SpikeAttributor implements AutoCloseable {
 	}
 
 	/**
-	 * This stream's events (per choice) that arrived within half an engine step after the gap
-	 * closed, the step being the stream's pace before the gap (its last few events' mean interval
-	 * times its choices); read when the spike is judged, by when they have arrived. 0 when the
-	 * stream had too few events before the gap to know its pace.
+	 * This stream's events (per choice) that arrived within half an engine step after the
+	 * gap closed, the step being the stream's pace before the gap (its last few events'
+	 * mean interval times its choices); read when the spike is judged, by when they have
+	 * arrived. 0 when the stream had too few events before the gap to know its pace.
 	 */
 	static int heldBack(Spike spike, StreamTimer timer) {
 		if (timer == null) {
@@ -224,8 +229,8 @@ public final class SpikeAttributor implements AutoCloseable {
 	}
 
 	/**
-	 * A stream's judged spikes are final: corrected by the engine's own figures when it reported
-	 * them, then counted.
+	 * A stream's judged spikes are final: corrected by the engine's own figures when it
+	 * reported them, then counted.
 	 */
 	private void finish(StreamTimer timer, List<Judged> judged) {
 		try {
@@ -259,13 +264,16 @@ public final class SpikeAttributor implements AutoCloseable {
 		if (skipped < 0) {
 			return;
 		}
-		logger.info("spike request_id=" + record.requestId() + " model=" + record.model() + " endpoint="
-				+ record.endpoint() + " choice=" + record.choice() + " token=" + record.tokenIndex() + " gap_ms="
-				+ record.gapMs() + " upstream_gap_ms=" + record.upstreamGapMs() + " write_delay_ms="
-				+ record.writeDelayMs() + " socket_wait_ms=" + record.socketWaitMs() + " cause=" + record.cause()
-				+ " scope=" + record.scope() + " causes=" + String.join(",", record.causes()) + " evidence=" + evidence
-				+ ((skipped > 0) ? " (" + skipped + " earlier spikes not logged: over "
-						+ this.properties.logLinesPerSecond() + " lines/s; all are counted and kept)" : ""));
+		logger.info(
+				"spike request_id=" + record.requestId() + " model=" + record.model() + " endpoint=" + record.endpoint()
+						+ " choice=" + record.choice() + " token=" + record.tokenIndex() + " gap_ms=" + record.gapMs()
+						+ " upstream_gap_ms=" + record.upstreamGapMs() + " write_delay_ms=" + record.writeDelayMs()
+						+ " socket_wait_ms=" + record.socketWaitMs() + " cause=" + record.cause() + " scope="
+						+ record.scope() + " causes=" + String.join(",", record.causes()) + " evidence=" + evidence
+						+ ((skipped > 0)
+								? " (" + skipped + " earlier spikes not logged: over "
+										+ this.properties.logLinesPerSecond() + " lines/s; all are counted and kept)"
+								: ""));
 	}
 
 	private void replace(SpikeRecord before, SpikeRecord after) {
@@ -288,7 +296,9 @@ public final class SpikeAttributor implements AutoCloseable {
 		}
 	}
 
-	/** @return the kept spike records, newest first */
+	/**
+	 * @return the kept spike records, newest first
+	 */
 	public List<SpikeRecord> records() {
 		synchronized (this.records) {
 			return new ArrayList<>(this.records);

@@ -8,10 +8,11 @@ import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.StreamTimer;
 
 /**
- * Decides, per gap, whether it is a spike: at least the floor, and at least {@code factor} times
- * the stream's median gap so far once the stream has 5 gaps. A gap is between two content events
- * of the same choice. Only spikes allocate anything: then what every other live stream received
- * during the gap is looked at at once, before their recent arrivals move on.
+ * Decides, per gap, whether it is a spike: at least the floor, and at least
+ * {@code factor} times the stream's median gap so far once the stream has 5 gaps. A gap
+ * is between two content events of the same choice. Only spikes allocate anything: then
+ * what every other live stream received during the gap is looked at at once, before their
+ * recent arrivals move on.
  */
 final class SpikeDetector implements GapObserver {
 

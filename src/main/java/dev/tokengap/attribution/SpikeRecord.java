@@ -7,8 +7,8 @@ import java.util.List;
 import dev.tokengap.timing.EngineReport;
 
 /**
- * One attributed spike, as logged and served newest-first at {@code /actuator/spikes}. Carries no
- * prompt or completion text.
+ * One attributed spike, as logged and served newest-first at {@code /actuator/spikes}.
+ * Carries no prompt or completion text.
  *
  * @param time when the event that ended the gap was written to the client
  * @param requestId the request id
@@ -24,8 +24,8 @@ import dev.tokengap.timing.EngineReport;
  * @param cause the attributed cause
  * @param causes every cause whose evidence matched, the attributed one first
  * @param scope whose stall it was ({@link SpikeScope}): what the choice rested on
- * @param summary the same in words, e.g. "engine_other: engine-wide stall, none of 6 other
- * streams received content; also matched: preemptions elsewhere in the window (+2)"
+ * @param summary the same in words, e.g. "engine_other: engine-wide stall, none of 6
+ * other streams received content; also matched: preemptions elsewhere in the window (+2)"
  * @param evidence everything gathered, whatever the cause
  * @param engine the engine's own figures for the request when it reported them (vLLM's
  * per-request metrics), else null
@@ -96,8 +96,8 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 			case CLIENT -> "the engine was on time; writes waited for the client's socket";
 			case HOST -> "the engine was on time; the write started late (this host)";
 			case NO_ENGINE_DATA -> "no engine data for the gap";
-			case SINGLED_OUT -> "singled out, " + evidence.peersFed() + " of " + others
-					+ " other streams kept receiving content";
+			case SINGLED_OUT ->
+				"singled out, " + evidence.peersFed() + " of " + others + " other streams kept receiving content";
 			case ENGINE_WIDE -> "engine-wide stall, none of " + others + " other streams received content";
 			case ALONE -> "no other stream decoding to compare with";
 			case AFTER_ENGINE -> "held up after the engine: the " + evidence.heldBack()
@@ -106,15 +106,14 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 		};
 	}
 
-	private static String causeText(SpikeCause cause, CauseRules.Verdict verdict, Evidence evidence,
-			boolean chosen) {
+	private static String causeText(SpikeCause cause, CauseRules.Verdict verdict, Evidence evidence, boolean chosen) {
 		return switch (cause) {
 			case PREEMPTION -> preemptionText(verdict, evidence, chosen);
 			case PREFILL_INTERFERENCE -> "prefill of new prompts (" + promptText(evidence) + ")";
 			case BATCH_GROWTH -> "batch grew (running " + number(evidence.runningBefore()) + " to "
 					+ number(evidence.runningMax()) + ", " + evidence.otherFirstTokens() + " streams joined)";
-			case QUEUE_PRESSURE -> "requests waiting for capacity with the KV cache at "
-					+ Math.round(100 * evidence.kvUsageMax()) + "%";
+			case QUEUE_PRESSURE ->
+				"requests waiting for capacity with the KV cache at " + Math.round(100 * evidence.kvUsageMax()) + "%";
 			case ENGINE_OTHER -> chosen ? "nothing in the engine's scheduling explains it" : "";
 			default -> "";
 		};

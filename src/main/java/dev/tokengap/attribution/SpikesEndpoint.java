@@ -6,7 +6,8 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
 /**
- * {@code GET /actuator/spikes} on the management port: the last attributed spikes, newest first.
+ * {@code GET /actuator/spikes} on the management port: the last attributed spikes, newest
+ * first.
  */
 @Endpoint(id = "spikes")
 public class SpikesEndpoint {

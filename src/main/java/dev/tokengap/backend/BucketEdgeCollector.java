@@ -3,8 +3,8 @@ package dev.tokengap.backend;
 import java.util.Arrays;
 
 /**
- * The finite {@code le} values of one histogram's buckets, taken from the first series seen
- * (every {@code engine} or {@code pid} series of a histogram has the same edges).
+ * The finite {@code le} values of one histogram's buckets, taken from the first series
+ * seen (every {@code engine} or {@code pid} series of a histogram has the same edges).
  */
 final class BucketEdgeCollector {
 

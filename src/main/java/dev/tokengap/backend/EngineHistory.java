@@ -3,16 +3,16 @@ package dev.tokengap.backend;
 import java.util.concurrent.locks.StampedLock;
 
 /**
- * The last few minutes of {@link EngineSample}s in fixed memory: a ring of parallel primitive
- * arrays, oldest overwritten first.
+ * The last few minutes of {@link EngineSample}s in fixed memory: a ring of parallel
+ * primitive arrays, oldest overwritten first.
  *
  * <p>
  * One writer (the scraper, a few times a second) and readers on other threads (spike
  * attribution reads its windows on its own thread, never on an event loop). Reads are
- * optimistic, as in {@link StampedLock}'s own example: copy without locking, then check that no
- * append ran meanwhile; only when one did is the copy repeated under the read lock, which waits
- * at most for one append (a few array stores). Readers never block each other and the writer
- * never waits for a long read.
+ * optimistic, as in {@link StampedLock}'s own example: copy without locking, then check
+ * that no append ran meanwhile; only when one did is the copy repeated under the read
+ * lock, which waits at most for one append (a few array stores). Readers never block each
+ * other and the writer never waits for a long read.
  */
 public final class EngineHistory {
 
@@ -77,8 +77,9 @@ public final class EngineHistory {
 	}
 
 	/**
-	 * Adds a sample as the newest, dropping the oldest when full. Samples must come in clock
-	 * order so that windows can be searched: an older one than the newest is refused.
+	 * Adds a sample as the newest, dropping the oldest when full. Samples must come in
+	 * clock order so that windows can be searched: an older one than the newest is
+	 * refused.
 	 * @param sample the sample
 	 * @return whether it was added
 	 */
@@ -127,12 +128,13 @@ public final class EngineHistory {
 	}
 
 	/**
-	 * The samples taken from {@code fromNanos} to {@code toNanos} (inclusive), plus the last one
-	 * before and the first one after when they exist, so that a counter's rise across a gap can
-	 * be computed even when no scrape fell inside it.
+	 * The samples taken from {@code fromNanos} to {@code toNanos} (inclusive), plus the
+	 * last one before and the first one after when they exist, so that a counter's rise
+	 * across a gap can be computed even when no scrape fell inside it.
 	 * @param fromNanos start of the window ({@link dev.tokengap.timing.NanoClock} time)
 	 * @param toNanos end of the window
-	 * @return the samples, oldest first; empty when there are none or {@code fromNanos > toNanos}
+	 * @return the samples, oldest first; empty when there are none or
+	 * {@code fromNanos > toNanos}
 	 */
 	public EngineSample[] window(long fromNanos, long toNanos) {
 		if (fromNanos > toNanos) {
@@ -153,8 +155,10 @@ public final class EngineHistory {
 	}
 
 	/**
-	 * Records how many distinct engines answered behind the scraped URL within the window.
-	 * @param count the engines seen; more than 1 is a pool, which no sample describes as a whole
+	 * Records how many distinct engines answered behind the scraped URL within the
+	 * window.
+	 * @param count the engines seen; more than 1 is a pool, which no sample describes as
+	 * a whole
 	 */
 	public void engines(int count) {
 		this.engines = count;
@@ -184,8 +188,10 @@ public final class EngineHistory {
 		return this.capacity;
 	}
 
-	// The read* methods may run while an append is under way (optimistic read): they must not
-	// fail on inconsistent fields, only return something the caller then discards. Every index
+	// The read* methods may run while an append is under way (optimistic read): they must
+	// not
+	// fail on inconsistent fields, only return something the caller then discards. Every
+	// index
 	// is reduced modulo the capacity, so no array access can go out of bounds.
 
 	private EngineSample readLatest() {
@@ -210,8 +216,8 @@ public final class EngineHistory {
 	}
 
 	/**
-	 * The first position (0 = oldest) whose time is at or after {@code nanos}, or strictly after
-	 * it when {@code after} is set; {@code size} when there is none.
+	 * The first position (0 = oldest) whose time is at or after {@code nanos}, or
+	 * strictly after it when {@code after} is set; {@code size} when there is none.
 	 */
 	private int search(long oldest, int size, long nanos, boolean after) {
 		int low = 0;

@@ -2,12 +2,15 @@ package dev.tokengap.backend;
 
 /**
  * What tells one engine behind a metrics URL from another: the process start time vLLM's
- * {@code prometheus_client} exports ({@code process_start_time_seconds}, or, where it is absent,
- * the creation time of {@code vllm:num_preemptions}), the data-parallel {@code engine} label values
- * and the model name its series carry. Two pods of one Deployment differ only by start time.
+ * {@code prometheus_client} exports ({@code process_start_time_seconds}, or, where it is
+ * absent, the creation time of {@code vllm:num_preemptions}), the data-parallel
+ * {@code engine} label values and the model name its series carry. Two pods of one
+ * Deployment differ only by start time.
  *
- * @param startTime the engine's start, seconds since the epoch; NaN when the exposition has none
- * @param engines the {@code engine} label values, sorted, comma-separated ({@code ""} when none)
+ * @param startTime the engine's start, seconds since the epoch; NaN when the exposition
+ * has none
+ * @param engines the {@code engine} label values, sorted, comma-separated ({@code ""}
+ * when none)
  * @param models the {@code model_name} label values, sorted, comma-separated
  */
 public record EngineIdentity(double startTime, String engines, String models) {

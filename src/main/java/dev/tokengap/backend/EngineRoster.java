@@ -8,8 +8,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * The engines seen behind one metrics URL within the history window, and the counters rebased so
- * that they describe what happened, whichever engine answered.
+ * The engines seen behind one metrics URL within the history window, and the counters
+ * rebased so that they describe what happened, whichever engine answered.
  *
  * <pre>
  * scrape ─► same identity? ──yes──► counters rise by their own delta (a drop: a restart, from 0)
@@ -19,8 +19,9 @@ import org.apache.commons.logging.LogFactory;
  * </pre>
  *
  * A Service with several engine pods behind one URL gives a pool: the scrape's kept-alive
- * connection lands on one pod and, on reconnect, maybe another. The rebased counters never go
- * backwards and never jump by another engine's total. Used by one scrape at a time.
+ * connection lands on one pod and, on reconnect, maybe another. The rebased counters
+ * never go backwards and never jump by another engine's total. Used by one scrape at a
+ * time.
  */
 final class EngineRoster {
 
@@ -103,7 +104,8 @@ final class EngineRoster {
 		return null;
 	}
 
-	// The first engine's totals are the mirror's start (as before any restart was seen); a
+	// The first engine's totals are the mirror's start (as before any restart was seen);
+	// a
 	// further engine adds nothing until its counters rise.
 	private void firstSight(double[] raw) {
 		boolean first = this.seen.size() == 1;
@@ -122,9 +124,10 @@ final class EngineRoster {
 	}
 
 	/**
-	 * After a restart all of a counter's value is new. A counter of the same engine that went
-	 * down restarted from 0 when the start time is unknown; with a known, unchanged start time it
-	 * is no restart (e.g. one API-server process missing from the sum): it adds nothing.
+	 * After a restart all of a counter's value is new. A counter of the same engine that
+	 * went down restarted from 0 when the start time is unknown; with a known, unchanged
+	 * start time it is no restart (e.g. one API-server process missing from the sum): it
+	 * adds nothing.
 	 */
 	private void rise(double[] raw, double[] previous, boolean restart, boolean startKnown) {
 		for (int i = 0; i < COUNTERS; i++) {

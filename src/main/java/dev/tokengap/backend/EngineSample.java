@@ -1,28 +1,30 @@
 package dev.tokengap.backend;
 
 /**
- * The engine's state at one scrape of its {@code /metrics}, summed over data-parallel engines
- * and API-server processes (KV usage: the fullest one). A quantity the engine does not export is
- * NaN, e.g. {@code swapped} on vLLM's V1 engine.
+ * The engine's state at one scrape of its {@code /metrics}, summed over data-parallel
+ * engines and API-server processes (KV usage: the fullest one). A quantity the engine
+ * does not export is NaN, e.g. {@code swapped} on vLLM's V1 engine.
  *
- * @param nanos clock time ({@link dev.tokengap.timing.NanoClock}) when the scrape's body had
- * been read
+ * @param nanos clock time ({@link dev.tokengap.timing.NanoClock}) when the scrape's body
+ * had been read
  * @param running requests in the running batch ({@code vllm:num_requests_running})
  * @param waiting requests waiting to be scheduled ({@code vllm:num_requests_waiting})
- * @param swapped requests swapped out to CPU ({@code vllm:num_requests_swapped}, V0 engines only)
+ * @param swapped requests swapped out to CPU ({@code vllm:num_requests_swapped}, V0
+ * engines only)
  * @param kvUsage KV-cache usage from 0 to 1 ({@code vllm:kv_cache_usage_perc} or
  * {@code vllm:gpu_cache_usage_perc})
- * @param preemptions preemptions since the engine started ({@code vllm:num_preemptions_total})
+ * @param preemptions preemptions since the engine started
+ * ({@code vllm:num_preemptions_total})
  * @param promptTokens prefill tokens processed since the engine started
  * ({@code vllm:prompt_tokens_total})
  * @param generationTokens tokens generated since the engine started
  * ({@code vllm:generation_tokens_total})
- * @param waitingForCapacity the part of {@code waiting} that waits for scheduling capacity
- * ({@code vllm:num_requests_waiting_by_reason{reason="capacity"}}, vLLM since 2026-04), not
- * deferred for a LoRA budget, a KV transfer or a blocked status
+ * @param waitingForCapacity the part of {@code waiting} that waits for scheduling
+ * capacity ({@code vllm:num_requests_waiting_by_reason{reason="capacity"}}, vLLM since
+ * 2026-04), not deferred for a LoRA budget, a KV transfer or a blocked status
  * @param promptTokensComputed prompt tokens the engine prefilled itself since it started
- * ({@code vllm:prompt_tokens_by_source_total{source="local_compute"}}, vLLM since 2026-02): unlike
- * {@code promptTokens}, without prefix-cache hits and KV transfers
+ * ({@code vllm:prompt_tokens_by_source_total{source="local_compute"}}, vLLM since
+ * 2026-02): unlike {@code promptTokens}, without prefix-cache hits and KV transfers
  */
 public record EngineSample(long nanos, double running, double waiting, double swapped, double kvUsage,
 		double preemptions, double promptTokens, double generationTokens, double waitingForCapacity,
@@ -39,8 +41,8 @@ public record EngineSample(long nanos, double running, double waiting, double sw
 	 * @param promptTokens see the record
 	 * @param generationTokens see the record
 	 */
-	public EngineSample(long nanos, double running, double waiting, double swapped, double kvUsage,
-			double preemptions, double promptTokens, double generationTokens) {
+	public EngineSample(long nanos, double running, double waiting, double swapped, double kvUsage, double preemptions,
+			double promptTokens, double generationTokens) {
 		this(nanos, running, waiting, swapped, kvUsage, preemptions, promptTokens, generationTokens, Double.NaN,
 				Double.NaN);
 	}

@@ -14,8 +14,8 @@ import reactor.netty.resources.ConnectionProvider;
 import org.springframework.util.unit.DataSize;
 
 /**
- * GETs the engine's {@code /metrics} body as text, refusing anything but a 200 and never holding
- * more than the size cap.
+ * GETs the engine's {@code /metrics} body as text, refusing anything but a 200 and never
+ * holding more than the size cap.
  */
 final class MetricsClient implements AutoCloseable {
 
@@ -30,8 +30,10 @@ final class MetricsClient implements AutoCloseable {
 	MetricsClient(URI url, Duration connectTimeout, DataSize maxSize) {
 		this.url = url;
 		this.maxSize = maxSize;
-		// Two connections: the periodic scrape and a concurrent readEdges. Idle ones close before
-		// uvicorn's 5 s keep-alive would, so a scrape never lands on a closing connection.
+		// Two connections: the periodic scrape and a concurrent readEdges. Idle ones
+		// close before
+		// uvicorn's 5 s keep-alive would, so a scrape never lands on a closing
+		// connection.
 		this.connections = ConnectionProvider.builder("tokengap-scrape")
 			.maxConnections(2)
 			.maxIdleTime(Duration.ofSeconds(4))
@@ -43,9 +45,9 @@ final class MetricsClient implements AutoCloseable {
 	}
 
 	/**
-	 * Reads the body into the buffer; fails with {@link ScrapeFailedException} on a status other
-	 * than 200 or a body over the cap, and with the network's exception otherwise. Cancelling
-	 * (e.g. by a timeout) closes the connection.
+	 * Reads the body into the buffer; fails with {@link ScrapeFailedException} on a
+	 * status other than 200 or a body over the cap, and with the network's exception
+	 * otherwise. Cancelling (e.g. by a timeout) closes the connection.
 	 * @param into the buffer, whose cap must be the client's
 	 * @return the body as text
 	 */
@@ -66,7 +68,8 @@ final class MetricsClient implements AutoCloseable {
 			return Mono.error(tooBig());
 		}
 		into.reset();
-		// The error cancels the body, and Reactor Netty then closes the connection instead of
+		// The error cancels the body, and Reactor Netty then closes the connection
+		// instead of
 		// reading the rest of it.
 		return content.handle((buffer, sink) -> {
 			if (!into.append(buffer)) {

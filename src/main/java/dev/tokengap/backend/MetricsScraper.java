@@ -17,8 +17,8 @@ import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.timing.NanoClock;
 
 /**
- * Scrapes the engine's {@code /metrics} every interval into an {@link EngineHistory} and tells a
- * {@link ScrapeListener} how each scrape went.
+ * Scrapes the engine's {@code /metrics} every interval into an {@link EngineHistory} and
+ * tells a {@link ScrapeListener} how each scrape went.
  *
  * <pre>
  * tick ──► in flight? ──yes──► skip
@@ -30,8 +30,9 @@ import dev.tokengap.timing.NanoClock;
  * </pre>
  *
  * At most one scrape is in flight, each bounded by {@code scrape-timeout} and
- * {@code max-scrape-size}; a failure is reported, never thrown, and the next tick tries again.
- * Everything runs on Reactor Netty's event loops and Reactor's timers: nothing blocks.
+ * {@code max-scrape-size}; a failure is reported, never thrown, and the next tick tries
+ * again. Everything runs on Reactor Netty's event loops and Reactor's timers: nothing
+ * blocks.
  */
 public final class MetricsScraper implements AutoCloseable {
 
@@ -135,9 +136,11 @@ public final class MetricsScraper implements AutoCloseable {
 	}
 
 	/**
-	 * Reads the engine's histogram bucket edges once, for the {@code auto} bucket profile.
+	 * Reads the engine's histogram bucket edges once, for the {@code auto} bucket
+	 * profile.
 	 * @param wait the longest wait for the answer
-	 * @return the edges, or empty when the engine cannot be read in time or lacks a family
+	 * @return the edges, or empty when the engine cannot be read in time or lacks a
+	 * family
 	 */
 	public Mono<BucketEdges> readEdges(Duration wait) {
 		return Mono.defer(() -> this.client.fetch(new ScrapeBody(this.maxBytes)))
@@ -185,7 +188,8 @@ public final class MetricsScraper implements AutoCloseable {
 
 	private Mono<EngineSample> failed(Throwable ex, long start) {
 		if (ex instanceof TimeoutException) {
-			// The cancelled request may still be copying into the old buffer: the next one gets its own.
+			// The cancelled request may still be copying into the old buffer: the next
+			// one gets its own.
 			this.body = new ScrapeBody(this.maxBytes);
 		}
 		String reason = reason(ex);

@@ -1,17 +1,19 @@
 package dev.tokengap.backend;
 
 /**
- * Reads the numbers of the exposition formats in place. The values vLLM writes ({@code 0.0},
- * {@code 8.0}, {@code 0.001}, {@code 2560.0}) take an exact fast path with no allocation; only
- * long mantissas or large exponents ({@code _created} timestamps) go through
- * {@link Double#parseDouble(String)}, so every result equals what Java itself would parse.
+ * Reads the numbers of the exposition formats in place. The values vLLM writes
+ * ({@code 0.0}, {@code 8.0}, {@code 0.001}, {@code 2560.0}) take an exact fast path with
+ * no allocation; only long mantissas or large exponents ({@code _created} timestamps) go
+ * through {@link Double#parseDouble(String)}, so every result equals what Java itself
+ * would parse.
  */
 final class NumberScanner {
 
-	// 10^0..10^22 are exact doubles; with a mantissa below 2^53 one multiply or divide is then
+	// 10^0..10^22 are exact doubles; with a mantissa below 2^53 one multiply or divide is
+	// then
 	// correctly rounded (Clinger's fast path).
-	private static final double[] POWERS_OF_TEN = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-			1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+	private static final double[] POWERS_OF_TEN = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+			1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 
 	private static final long MAX_EXACT_MANTISSA = 1L << 53;
 
@@ -28,8 +30,9 @@ final class NumberScanner {
 	}
 
 	/**
-	 * Checks (and optionally converts) a Prometheus float: a decimal with optional sign, fraction
-	 * and exponent, or {@code NaN}, {@code Inf}, {@code +Inf}, {@code -Inf} in any letter case.
+	 * Checks (and optionally converts) a Prometheus float: a decimal with optional sign,
+	 * fraction and exponent, or {@code NaN}, {@code Inf}, {@code +Inf}, {@code -Inf} in
+	 * any letter case.
 	 * @param text the text
 	 * @param start first character
 	 * @param end one past the last character
@@ -96,8 +99,7 @@ final class NumberScanner {
 	}
 
 	private static double fast(long mantissa, int exponent, boolean negative) {
-		double magnitude = (exponent >= 0) ? mantissa * POWERS_OF_TEN[exponent]
-				: mantissa / POWERS_OF_TEN[-exponent];
+		double magnitude = (exponent >= 0) ? mantissa * POWERS_OF_TEN[exponent] : mantissa / POWERS_OF_TEN[-exponent];
 		return negative ? -magnitude : magnitude;
 	}
 
@@ -117,7 +119,8 @@ final class NumberScanner {
 			if (c < '0' || c > '9') {
 				return Integer.MIN_VALUE;
 			}
-			// Past the cap the value is 0 or infinite anyway; capping keeps the int from overflowing.
+			// Past the cap the value is 0 or infinite anyway; capping keeps the int from
+			// overflowing.
 			exponent = Math.min(exponent * 10 + (c - '0'), EXPONENT_CAP);
 		}
 		return negative ? -exponent : exponent;

@@ -6,14 +6,16 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Parses the Prometheus text exposition format 0.0.4 and OpenMetrics 1.0 text, as Python's
- * {@code prometheus_client} (and so vLLM) writes them, into a callback per sample.
+ * Parses the Prometheus text exposition format 0.0.4 and OpenMetrics 1.0 text, as
+ * Python's {@code prometheus_client} (and so vLLM) writes them, into a callback per
+ * sample.
  *
  * <p>
- * Names and labels reach the {@link SampleVisitor} as views onto the text, so a scrape costs
- * no object per line. {@code # HELP}, {@code # TYPE}, {@code # UNIT} and other comments are
- * skipped; {@code # EOF} ends an OpenMetrics exposition. A line that is not a valid sample is
- * skipped and counted, never thrown: a scrape must survive whatever the engine sends.
+ * Names and labels reach the {@link SampleVisitor} as views onto the text, so a scrape
+ * costs no object per line. {@code # HELP}, {@code # TYPE}, {@code # UNIT} and other
+ * comments are skipped; {@code # EOF} ends an OpenMetrics exposition. A line that is not
+ * a valid sample is skipped and counted, never thrown: a scrape must survive whatever the
+ * engine sends.
  *
  * <p>
  * Not thread-safe: one parse at a time per instance (the views are reused).
@@ -85,7 +87,9 @@ public final class PrometheusTextParser {
 		return this.malformedLines;
 	}
 
-	/** Reads {@code name[{labels}] value [timestamp] [# exemplar]}; false when malformed. */
+	/**
+	 * Reads {@code name[{labels}] value [timestamp] [# exemplar]}; false when malformed.
+	 */
 	private boolean sample(CharSequence text, int start, int end, boolean openMetrics, SampleVisitor visitor) {
 		int p = start;
 		if (!isNameStart(text.charAt(p), true)) {
@@ -122,7 +126,8 @@ public final class PrometheusTextParser {
 			}
 			p = SampleLabels.skipBlanks(text, timestampEnd, end);
 		}
-		// What may follow is an OpenMetrics exemplar ("# {trace_id=...} 1.0"), which we do not use.
+		// What may follow is an OpenMetrics exemplar ("# {trace_id=...} 1.0"), which we
+		// do not use.
 		if (p < end && text.charAt(p) != '#') {
 			return false;
 		}
@@ -133,8 +138,9 @@ public final class PrometheusTextParser {
 	}
 
 	/**
-	 * Milliseconds from a timestamp: integer milliseconds in the text format, float seconds in
-	 * OpenMetrics (told apart by {@code # EOF}, or by a fraction or exponent in the number).
+	 * Milliseconds from a timestamp: integer milliseconds in the text format, float
+	 * seconds in OpenMetrics (told apart by {@code # EOF}, or by a fraction or exponent
+	 * in the number).
 	 */
 	private long timestamp(CharSequence text, int start, int end, boolean openMetrics) {
 		if (!openMetrics) {
@@ -173,7 +179,8 @@ public final class PrometheusTextParser {
 
 	private static int lineEnd(CharSequence text, int start, int length) {
 		if (text instanceof String string) {
-			// String.indexOf is vectorised: comment lines (a third of vLLM's) cost next to nothing.
+			// String.indexOf is vectorised: comment lines (a third of vLLM's) cost next
+			// to nothing.
 			int newline = string.indexOf('\n', start);
 			return (newline < 0) ? length : newline;
 		}
@@ -198,7 +205,9 @@ public final class PrometheusTextParser {
 				&& text.charAt(p + 2) == 'F' && SampleLabels.skipBlanks(text, p + 3, end) == end;
 	}
 
-	/** Whether the last non-blank line is {@code # EOF}, which only OpenMetrics writes. */
+	/**
+	 * Whether the last non-blank line is {@code # EOF}, which only OpenMetrics writes.
+	 */
 	private static boolean endsWithEof(CharSequence text) {
 		int end = text.length();
 		while (end > 0 && Character.isWhitespace(text.charAt(end - 1))) {
@@ -221,8 +230,8 @@ public final class PrometheusTextParser {
 	}
 
 	/**
-	 * Receives the samples of an exposition. The name and labels are views valid only during the
-	 * call: copy ({@code toString()}) what must outlive it.
+	 * Receives the samples of an exposition. The name and labels are views valid only
+	 * during the call: copy ({@code toString()}) what must outlive it.
 	 */
 	@FunctionalInterface
 	public interface SampleVisitor {
@@ -233,14 +242,16 @@ public final class PrometheusTextParser {
 		 * {@code vllm:e2e_request_latency_seconds_bucket}
 		 * @param labels the sample's labels
 		 * @param value the value (NaN and infinities included)
-		 * @param timestampMillis the sample's timestamp in milliseconds, or {@link #NO_TIMESTAMP}
+		 * @param timestampMillis the sample's timestamp in milliseconds, or
+		 * {@link #NO_TIMESTAMP}
 		 */
 		void sample(CharSequence name, SampleLabels labels, double value, long timestampMillis);
 
 		/**
-		 * Lets the parser skip converting the value of samples the visitor would ignore; the line
-		 * is still checked (and counted when malformed). Called once per sample line, before
-		 * {@link #sample} for that same line, so a visitor may keep what it matched here.
+		 * Lets the parser skip converting the value of samples the visitor would ignore;
+		 * the line is still checked (and counted when malformed). Called once per sample
+		 * line, before {@link #sample} for that same line, so a visitor may keep what it
+		 * matched here.
 		 * @param name the sample name
 		 * @return whether {@link #sample} should be called for it
 		 */

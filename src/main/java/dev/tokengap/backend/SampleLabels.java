@@ -5,10 +5,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The labels of the sample a {@link PrometheusTextParser.SampleVisitor} is visiting: a reusable
- * view onto the exposition text, valid only during the visit. Names and values are exposed as
- * {@link CharSequence}s that point into the text (or, for values with escapes, into one shared
- * unescaped copy), so reading a sample's labels allocates nothing.
+ * The labels of the sample a {@link PrometheusTextParser.SampleVisitor} is visiting: a
+ * reusable view onto the exposition text, valid only during the visit. Names and values
+ * are exposed as {@link CharSequence}s that point into the text (or, for values with
+ * escapes, into one shared unescaped copy), so reading a sample's labels allocates
+ * nothing.
  */
 public final class SampleLabels {
 
@@ -124,7 +125,10 @@ public final class SampleLabels {
 		return (p < end) ? p + 1 : -1;
 	}
 
-	/** Reads a quoted value from just after its opening quote; returns the position after the closing one. */
+	/**
+	 * Reads a quoted value from just after its opening quote; returns the position after
+	 * the closing one.
+	 */
 	private int value(CharSequence text, int start, int end, int nameStart, int nameEnd) {
 		for (int p = start; p < end; p++) {
 			char c = text.charAt(p);

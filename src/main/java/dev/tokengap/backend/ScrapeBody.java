@@ -6,8 +6,8 @@ import java.util.Arrays;
 import io.netty.buffer.ByteBuf;
 
 /**
- * A scrape's body, copied out of Netty's buffers as they arrive into one array that grows up to
- * a hard cap, so that a runaway {@code /metrics} costs at most the cap.
+ * A scrape's body, copied out of Netty's buffers as they arrive into one array that grows
+ * up to a hard cap, so that a runaway {@code /metrics} costs at most the cap.
  */
 final class ScrapeBody {
 

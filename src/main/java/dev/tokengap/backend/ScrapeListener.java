@@ -2,8 +2,9 @@ package dev.tokengap.backend;
 
 /**
  * Receives the outcome of every scrape, e.g. to drive {@code tokengap_backend_up},
- * {@code tokengap_backend_scrape_duration_seconds} and {@code tokengap_backend_scrape_errors_total}.
- * Called on an event loop or timer thread: must be quick and never block.
+ * {@code tokengap_backend_scrape_duration_seconds} and
+ * {@code tokengap_backend_scrape_errors_total}. Called on an event loop or timer thread:
+ * must be quick and never block.
  */
 public interface ScrapeListener {
 

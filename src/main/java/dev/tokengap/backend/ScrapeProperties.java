@@ -12,16 +12,18 @@ import org.springframework.util.unit.DataSize;
 import org.springframework.validation.annotation.Validated;
 
 /**
- * How tokengap scrapes the engine's own {@code /metrics} ({@code tokengap.backend.*}) to explain
- * gap spikes.
+ * How tokengap scrapes the engine's own {@code /metrics} ({@code tokengap.backend.*}) to
+ * explain gap spikes.
  *
  * @param enabled whether to scrape at all
  * @param scrapeInterval time between scrapes; also the resolution of spike attribution
  * @param metricsUrl the engine's metrics URL; unset = the upstream URL + {@code /metrics}
- * @param scrapeTimeout longest a scrape may take (connect to last byte); shorter than the interval
- * so scrapes never pile up
- * @param maxScrapeSize largest body read; a larger one is abandoned and counted as a failed scrape
- * @param history how far back engine samples are kept; with the interval it sizes the history
+ * @param scrapeTimeout longest a scrape may take (connect to last byte); shorter than the
+ * interval so scrapes never pile up
+ * @param maxScrapeSize largest body read; a larger one is abandoned and counted as a
+ * failed scrape
+ * @param history how far back engine samples are kept; with the interval it sizes the
+ * history
  */
 @Validated
 @ConfigurationProperties("tokengap.backend")
@@ -63,7 +65,8 @@ public record ScrapeProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	}
 
 	/**
-	 * The defaults, bound from the {@code @DefaultValue} literals so they live in one place.
+	 * The defaults, bound from the {@code @DefaultValue} literals so they live in one
+	 * place.
 	 * @return properties as an empty environment gives them
 	 */
 	public static ScrapeProperties defaults() {
@@ -80,7 +83,8 @@ public record ScrapeProperties(@DefaultValue("true") boolean enabled, @DefaultVa
 	}
 
 	/**
-	 * The URL to scrape: {@code metrics-url} when set, else the engine's {@code /metrics}.
+	 * The URL to scrape: {@code metrics-url} when set, else the engine's
+	 * {@code /metrics}.
 	 * @param upstream the engine's base URL ({@code tokengap.upstream.url})
 	 * @return the metrics URL
 	 */

@@ -17,13 +17,14 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Keeps the list of models the engine serves ({@code GET /v1/models}) fresh, so that only real
- * model names become metric labels, each with the name the engine labels its own series with.
+ * Keeps the list of models the engine serves ({@code GET /v1/models}) fresh, so that only
+ * real model names become metric labels, each with the name the engine labels its own
+ * series with.
  *
  * <p>
- * vLLM labels its series with its first served name. A LoRA adapter's card names that as its
- * {@code parent}; the further names of {@code --served-model-name a b} are cards of their own that
- * share the first one's {@code root} (the model path).
+ * vLLM labels its series with its first served name. A LoRA adapter's card names that as
+ * its {@code parent}; the further names of {@code --served-model-name a b} are cards of
+ * their own that share the first one's {@code root} (the model path).
  */
 public final class ServedModels implements AutoCloseable {
 
@@ -49,8 +50,8 @@ public final class ServedModels implements AutoCloseable {
 	 * Creates the refresher; call {@link #start()} to begin.
 	 * @param base the engine's base URL
 	 * @param interval how often to refresh
-	 * @param listener receives each successfully read list: served id to the engine's name for it,
-	 * in the engine's order
+	 * @param listener receives each successfully read list: served id to the engine's
+	 * name for it, in the engine's order
 	 */
 	public ServedModels(String base, Duration interval, Consumer<Map<String, String>> listener) {
 		this.url = base + "/v1/models";
@@ -67,7 +68,10 @@ public final class ServedModels implements AutoCloseable {
 			.subscribe(this.listener);
 	}
 
-	/** Reads the list again soon (at most every 5 s), e.g. when a request names an unknown model. */
+	/**
+	 * Reads the list again soon (at most every 5 s), e.g. when a request names an unknown
+	 * model.
+	 */
 	public void refreshSoon() {
 		long now = System.nanoTime();
 		long last = this.lastRefresh.get();
@@ -114,7 +118,8 @@ public final class ServedModels implements AutoCloseable {
 				s.dispose();
 			}
 			catch (RejectedExecutionException ex) {
-				// At shutdown the event loops may already be gone; nothing is left to cancel.
+				// At shutdown the event loops may already be gone; nothing is left to
+				// cancel.
 			}
 		}
 	}

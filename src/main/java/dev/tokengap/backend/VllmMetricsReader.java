@@ -7,14 +7,15 @@ import dev.tokengap.backend.PrometheusTextParser.SampleVisitor;
 import dev.tokengap.metrics.BucketEdges;
 
 /**
- * Reads vLLM's engine state and histogram bucket edges from one {@code /metrics} exposition,
- * under the metric names vLLM has used since 0.6 (see {@code vllm-wire.md}, "Metric names over
- * time").
+ * Reads vLLM's engine state and histogram bucket edges from one {@code /metrics}
+ * exposition, under the metric names vLLM has used since 0.6 (see {@code vllm-wire.md},
+ * "Metric names over time").
  *
  * <p>
- * Series of one name that differ by {@code engine} (data parallel), {@code pid} (several API
- * server processes) or any other label are combined as the metrics contract says: counts and
- * counters summed, KV usage the maximum. {@code _created} series are never read.
+ * Series of one name that differ by {@code engine} (data parallel), {@code pid} (several
+ * API server processes) or any other label are combined as the metrics contract says:
+ * counts and counters summed, KV usage the maximum. {@code _created} series are never
+ * read.
  *
  * <p>
  * Not thread-safe: one read at a time per instance.
@@ -46,10 +47,12 @@ public final class VllmMetricsReader {
 	}
 
 	/**
-	 * Reads the bucket edges of vLLM's TTFT, inter-token latency (or, on older engines, time per
-	 * output token) and end-to-end latency histograms, for the {@code auto} bucket profile.
+	 * Reads the bucket edges of vLLM's TTFT, inter-token latency (or, on older engines,
+	 * time per output token) and end-to-end latency histograms, for the {@code auto}
+	 * bucket profile.
 	 * @param text a {@code /metrics} body
-	 * @return the edges, or {@code null} when a family is missing or its edges are unusable
+	 * @return the edges, or {@code null} when a family is missing or its edges are
+	 * unusable
 	 */
 	public BucketEdges readEdges(CharSequence text) {
 		EdgesVisitor edges = new EdgesVisitor();
@@ -66,8 +69,8 @@ public final class VllmMetricsReader {
 	}
 
 	/**
-	 * Finds a name in a short table; vLLM's names share a prefix, so the comparison starts at
-	 * the end.
+	 * Finds a name in a short table; vLLM's names share a prefix, so the comparison
+	 * starts at the end.
 	 */
 	static int indexOf(CharSequence name, String[] names) {
 		for (int i = 0; i < names.length; i++) {
@@ -80,8 +83,8 @@ public final class VllmMetricsReader {
 
 	/**
 	 * Sums (or, for KV usage, maximises) the state metrics over all their series. Of the
-	 * by-reason and by-source families only one label value is summed, but any series makes
-	 * the family present.
+	 * by-reason and by-source families only one label value is summed, but any series
+	 * makes the family present.
 	 */
 	private static final class StateVisitor implements SampleVisitor {
 
@@ -89,16 +92,17 @@ public final class VllmMetricsReader {
 				PREEMPTIONS_BARE = 6, PROMPT = 7, PROMPT_BARE = 8, GENERATION = 9, GENERATION_BARE = 10,
 				WAITING_BY_REASON = 11, PROMPT_BY_SOURCE = 12, PROMPT_BY_SOURCE_BARE = 13;
 
-		// Some releases write counters without the _total suffix; the suffixed name wins when
+		// Some releases write counters without the _total suffix; the suffixed name wins
+		// when
 		// both appear, as does the V1 KV name over the V0 one.
 		private static final String[] NAMES = { "vllm:num_requests_running", "vllm:num_requests_waiting",
 				"vllm:num_requests_swapped", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc",
-				"vllm:num_preemptions_total", "vllm:num_preemptions", "vllm:prompt_tokens_total",
-				"vllm:prompt_tokens", "vllm:generation_tokens_total", "vllm:generation_tokens",
-				"vllm:num_requests_waiting_by_reason", "vllm:prompt_tokens_by_source_total",
-				"vllm:prompt_tokens_by_source" };
+				"vllm:num_preemptions_total", "vllm:num_preemptions", "vllm:prompt_tokens_total", "vllm:prompt_tokens",
+				"vllm:generation_tokens_total", "vllm:generation_tokens", "vllm:num_requests_waiting_by_reason",
+				"vllm:prompt_tokens_by_source_total", "vllm:prompt_tokens_by_source" };
 
-		// Identity: prometheus_client's process collector, or (multiprocess mode, where it is
+		// Identity: prometheus_client's process collector, or (multiprocess mode, where
+		// it is
 		// absent) the counter's creation time.
 		private static final String START_TIME = "process_start_time_seconds";
 
@@ -175,7 +179,8 @@ public final class VllmMetricsReader {
 			return true;
 		}
 
-		// Several API-server processes (pid label) each have a start: the oldest is the server's.
+		// Several API-server processes (pid label) each have a start: the oldest is the
+		// server's.
 		private void startTime(int kind, double value) {
 			if (kind == START) {
 				this.startTime = Double.isNaN(this.startTime) ? value : Math.min(this.startTime, value);
@@ -217,7 +222,9 @@ public final class VllmMetricsReader {
 
 	}
 
-	/** Collects the {@code le} values of the three families whose edges tokengap shares. */
+	/**
+	 * Collects the {@code le} values of the three families whose edges tokengap shares.
+	 */
 	private static final class EdgesVisitor implements SampleVisitor {
 
 		private static final int TTFT = 0, ITL = 1, TPOT = 2, REQUEST = 3;
@@ -256,7 +263,8 @@ public final class VllmMetricsReader {
 				return new BucketEdges(ttft, itl, request);
 			}
 			catch (IllegalArgumentException ex) {
-				// e.g. a custom histogram with a zero or negative edge, which tokengap cannot mirror
+				// e.g. a custom histogram with a zero or negative edge, which tokengap
+				// cannot mirror
 				return null;
 			}
 		}

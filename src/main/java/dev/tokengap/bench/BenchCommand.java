@@ -15,9 +15,10 @@ import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * {@code tokengap bench}: sends a streamed load to tokengap (or straight to the engine), times every
- * SSE event as it arrives and prints {@code vllm bench serve}'s figures with tokengap's own, and,
- * given their metrics URLs, what tokengap and the engine measured for the same run.
+ * {@code tokengap bench}: sends a streamed load to tokengap (or straight to the engine),
+ * times every SSE event as it arrives and prints {@code vllm bench serve}'s figures with
+ * tokengap's own, and, given their metrics URLs, what tokengap and the engine measured
+ * for the same run.
  *
  * <pre>
  * java -jar target/tokengap-*.jar bench --base-url http://127.0.0.1:8080 --num-prompts 200 \
@@ -32,8 +33,8 @@ public final class BenchCommand {
 	/**
 	 * Runs the command.
 	 * @param args the arguments after {@code bench}
-	 * @return the exit status: 0 when the run completed with at least one successful request,
-	 * 1 when every request failed, 2 on a usage error
+	 * @return the exit status: 0 when the run completed with at least one successful
+	 * request, 1 when every request failed, 2 on a usage error
 	 */
 	public static int run(String[] args, PrintStream out, PrintStream err) {
 		BenchOptions options;

@@ -10,15 +10,17 @@ import dev.tokengap.metrics.Endpoint;
 /**
  * The options of {@code tokengap bench}, named as {@code vllm bench serve} names them.
  *
- * @param baseUrl where to send requests (tokengap or the engine), e.g. {@code http://127.0.0.1:8080}
+ * @param baseUrl where to send requests (tokengap or the engine), e.g.
+ * {@code http://127.0.0.1:8080}
  * @param endpoint {@code chat}, {@code completions} or {@code responses}
  * @param model the model to ask for; null: the first one {@code /v1/models} lists
  * @param numPrompts requests to send
- * @param requestRate mean requests per second of the Poisson arrivals; infinite: all at once
+ * @param requestRate mean requests per second of the Poisson arrivals; infinite: all at
+ * once
  * @param maxConcurrency most requests in flight; 0: no limit
  * @param inputLen prompt tokens, drawn uniformly
- * @param outputLen output tokens ({@code max_tokens} with {@code ignore_eos}; {@code max_output_tokens} for
- * {@code responses}), drawn uniformly
+ * @param outputLen output tokens ({@code max_tokens} with {@code ignore_eos};
+ * {@code max_output_tokens} for {@code responses}), drawn uniformly
  * @param seed seed of the arrivals, lengths and prompt words
  * @param goodput the SLOs a good request meets
  * @param stallThresholdMs a gap at or above this is a stall
@@ -27,9 +29,9 @@ import dev.tokengap.metrics.Endpoint;
  * @param engineMetrics the engine's {@code /metrics}, or null
  * @param progress whether to print the live progress line
  */
-record BenchOptions(URI baseUrl, String endpoint, String model, int numPrompts, double requestRate,
-		int maxConcurrency, LengthRange inputLen, LengthRange outputLen, long seed, Slo goodput,
-		double stallThresholdMs, Path json, URI tokengapMetrics, URI engineMetrics, boolean progress) {
+record BenchOptions(URI baseUrl, String endpoint, String model, int numPrompts, double requestRate, int maxConcurrency,
+		LengthRange inputLen, LengthRange outputLen, long seed, Slo goodput, double stallThresholdMs, Path json,
+		URI tokengapMetrics, URI engineMetrics, boolean progress) {
 
 	static final String USAGE = """
 			usage: tokengap bench --base-url URL [options]

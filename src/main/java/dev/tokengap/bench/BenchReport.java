@@ -7,9 +7,10 @@ import java.util.Map;
 import java.util.stream.IntStream;
 
 /**
- * The figures of one run, computed the way {@code vllm bench serve} computes its own (TTFT,
- * TPOT, ITL, E2EL over successful requests; goodput against the SLOs), plus what only a
- * per-event client sees: each stream's worst gap and jitter, and smooth-stream goodput.
+ * The figures of one run, computed the way {@code vllm bench serve} computes its own
+ * (TTFT, TPOT, ITL, E2EL over successful requests; goodput against the SLOs), plus what
+ * only a per-event client sees: each stream's worst gap and jitter, and smooth-stream
+ * goodput.
  */
 final class BenchReport {
 
@@ -87,7 +88,9 @@ final class BenchReport {
 		this.smooth = (int) ok.stream().filter((r) -> r.maxGapNanos() < stallNanos).count();
 	}
 
-	/** The result table, in {@code vllm bench serve}'s layout with tokengap's extra rows. */
+	/**
+	 * The result table, in {@code vllm bench serve}'s layout with tokengap's extra rows.
+	 */
 	String table() {
 		StringBuilder out = new StringBuilder();
 		out.append(center(" Serving Benchmark Result ", '=')).append('\n');

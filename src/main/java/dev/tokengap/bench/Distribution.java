@@ -4,8 +4,9 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * Mean and percentiles of a set of values, percentiles interpolated linearly between closest
- * ranks as {@code numpy.percentile} (and so {@code vllm bench serve}) computes them.
+ * Mean and percentiles of a set of values, percentiles interpolated linearly between
+ * closest ranks as {@code numpy.percentile} (and so {@code vllm bench serve}) computes
+ * them.
  *
  * @param count values
  * @param mean their mean, NaN when there are none
@@ -17,8 +18,8 @@ import java.util.Locale;
  */
 record Distribution(int count, double mean, double p50, double p90, double p95, double p99, double max) {
 
-	static final Distribution EMPTY = new Distribution(0, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
-			Double.NaN, Double.NaN);
+	static final Distribution EMPTY = new Distribution(0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
+			Double.NaN);
 
 	/** Summarises {@code values[0..count)}; sorts that range in place. */
 	static Distribution of(double[] values, int count) {

@@ -3,10 +3,10 @@ package dev.tokengap.bench;
 import java.util.Arrays;
 
 /**
- * Estimates a quantile from the cumulative buckets of a Prometheus histogram exactly as PromQL's
- * {@code histogram_quantile} does: find the bucket holding the rank, then interpolate linearly
- * within it (the lowest bucket starts at 0; a rank in the {@code +Inf} bucket answers the highest
- * finite edge).
+ * Estimates a quantile from the cumulative buckets of a Prometheus histogram exactly as
+ * PromQL's {@code histogram_quantile} does: find the bucket holding the rank, then
+ * interpolate linearly within it (the lowest bucket starts at 0; a rank in the
+ * {@code +Inf} bucket answers the highest finite edge).
  */
 final class HistogramQuantile {
 
@@ -57,7 +57,10 @@ final class HistogramQuantile {
 		return start + (end - start) * (rank / count);
 	}
 
-	/** Prometheus forces cumulative counts to be non-decreasing (scrape races) before it searches them. */
+	/**
+	 * Prometheus forces cumulative counts to be non-decreasing (scrape races) before it
+	 * searches them.
+	 */
 	private static double[] monotonic(double[] counts) {
 		double[] fixed = Arrays.copyOf(counts, counts.length);
 		for (int i = 1; i < fixed.length; i++) {

@@ -7,9 +7,9 @@ import dev.tokengap.backend.PrometheusTextParser;
 import dev.tokengap.backend.SampleLabels;
 
 /**
- * The cumulative bucket counts of the histograms one scrape showed, summed over every label but
- * {@code le} (PromQL's {@code sum by (le)}), so two scrapes give the buckets of what happened
- * between them. Optionally only the series with one label value count
+ * The cumulative bucket counts of the histograms one scrape showed, summed over every
+ * label but {@code le} (PromQL's {@code sum by (le)}), so two scrapes give the buckets of
+ * what happened between them. Optionally only the series with one label value count
  * ({@code sum by (le) (…{endpoint="responses"})}).
  */
 final class HistogramSnapshot {
@@ -75,14 +75,18 @@ final class HistogramSnapshot {
 		int i = 0;
 		for (Map.Entry<Double, Double> bucket : now.entrySet()) {
 			edges[i] = bucket.getKey();
-			// A counter reset (a restart between the scrapes) leaves the later counts as they are.
+			// A counter reset (a restart between the scrapes) leaves the later counts as
+			// they are.
 			double earlier = then.getOrDefault(bucket.getKey(), 0.0);
 			counts[i++] = (earlier <= bucket.getValue()) ? bucket.getValue() - earlier : bucket.getValue();
 		}
 		return HistogramQuantile.estimate(q, edges, counts);
 	}
 
-	/** The {@code le} edges of a histogram, ascending, {@code +Inf} last; empty when missing. */
+	/**
+	 * The {@code le} edges of a histogram, ascending, {@code +Inf} last; empty when
+	 * missing.
+	 */
 	double[] edges(String family) {
 		TreeMap<Double, Double> buckets = this.byName.get(family);
 		return (buckets == null) ? new double[0] : buckets.keySet().stream().mapToDouble(Double::doubleValue).toArray();

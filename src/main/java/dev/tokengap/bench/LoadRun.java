@@ -15,10 +15,11 @@ import reactor.netty.http.client.HttpClientResponse;
 import reactor.netty.resources.ConnectionProvider;
 
 /**
- * Sends a {@link RequestPlan} and collects what each stream saw. Requests leave at their planned
- * arrival times; with a concurrency limit a request that arrives while the limit is reached waits
- * for a free slot (as {@code vllm bench serve}'s semaphore does). Every stream is read as it
- * arrives, on the event loop that owns its connection; nothing blocks.
+ * Sends a {@link RequestPlan} and collects what each stream saw. Requests leave at their
+ * planned arrival times; with a concurrency limit a request that arrives while the limit
+ * is reached waits for a free slot (as {@code vllm bench serve}'s semaphore does). Every
+ * stream is read as it arrives, on the event loop that owns its connection; nothing
+ * blocks.
  */
 final class LoadRun {
 
@@ -64,8 +65,8 @@ final class LoadRun {
 				.responseConnection((response, connection) -> receive(response, connection, result))
 				.then(Mono.just(result))
 				.onErrorResume((ex) -> {
-					result.fail(ex.getClass().getSimpleName()
-							+ ((ex.getMessage() != null) ? ": " + ex.getMessage() : ""));
+					result.fail(
+							ex.getClass().getSimpleName() + ((ex.getMessage() != null) ? ": " + ex.getMessage() : ""));
 					return Mono.just(result);
 				});
 		});

@@ -10,13 +10,14 @@ import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
 
 /**
- * Puts the client's p50 and p99 next to tokengap's and the engine's, each side estimated from the
- * bucket deltas of its histograms between a scrape before the run and one after it, the way
- * {@code histogram_quantile} does. The client's own values are also put through tokengap's bucket
- * edges and the same estimator, so what differs in that column is the measurement, not the
- * bucketing. Tokengap's side reads only the series of the endpoint the bench drove
- * ({@code endpoint="responses"} for {@code --endpoint responses}), so other traffic through the
- * same tokengap does not blur the comparison; the engine's series have no such label.
+ * Puts the client's p50 and p99 next to tokengap's and the engine's, each side estimated
+ * from the bucket deltas of its histograms between a scrape before the run and one after
+ * it, the way {@code histogram_quantile} does. The client's own values are also put
+ * through tokengap's bucket edges and the same estimator, so what differs in that column
+ * is the measurement, not the bucketing. Tokengap's side reads only the series of the
+ * endpoint the bench drove ({@code endpoint="responses"} for
+ * {@code --endpoint responses}), so other traffic through the same tokengap does not blur
+ * the comparison; the engine's series have no such label.
  */
 final class MetricsComparison {
 
@@ -46,7 +47,8 @@ final class MetricsComparison {
 	/**
 	 * @param tokengapUrl tokengap's exposition, or null
 	 * @param engineUrl the engine's exposition, or null
-	 * @param endpointLabel the {@code endpoint} label of the series to read on tokengap's side
+	 * @param endpointLabel the {@code endpoint} label of the series to read on tokengap's
+	 * side
 	 */
 	MetricsComparison(URI tokengapUrl, URI engineUrl, String endpointLabel) {
 		this.tokengapUrl = tokengapUrl;
@@ -74,13 +76,14 @@ final class MetricsComparison {
 			if (i == 1 && !engine.has(engineName) && engine.has(OLD_ENGINE_ITL)) {
 				engineName = OLD_ENGINE_ITL;
 			}
-			rows.put(ROWS[i][0], new Row(client[i].p50(), client[i].p99(), Double.NaN, Double.NaN,
-					ms(tokengap.quantileSince(this.tokengapBefore, ROWS[i][1], 0.5)),
-					ms(tokengap.quantileSince(this.tokengapBefore, ROWS[i][1], 0.99)),
-					tokengap.countSince(this.tokengapBefore, ROWS[i][1]),
-					ms(engine.quantileSince(this.engineBefore, engineName, 0.5)),
-					ms(engine.quantileSince(this.engineBefore, engineName, 0.99)),
-					engine.countSince(this.engineBefore, engineName)));
+			rows.put(ROWS[i][0],
+					new Row(client[i].p50(), client[i].p99(), Double.NaN, Double.NaN,
+							ms(tokengap.quantileSince(this.tokengapBefore, ROWS[i][1], 0.5)),
+							ms(tokengap.quantileSince(this.tokengapBefore, ROWS[i][1], 0.99)),
+							tokengap.countSince(this.tokengapBefore, ROWS[i][1]),
+							ms(engine.quantileSince(this.engineBefore, engineName, 0.5)),
+							ms(engine.quantileSince(this.engineBefore, engineName, 0.99)),
+							engine.countSince(this.engineBefore, engineName)));
 		}
 		Result result = new Result(rows, tokengap, engine);
 		double[][] values = { report.ttftValues, report.itlValues, report.e2elValues };
@@ -114,11 +117,13 @@ final class MetricsComparison {
 	}
 
 	/**
-	 * One metric's p50 and p99 on each side, in milliseconds; NaN where a side has no data.
+	 * One metric's p50 and p99 on each side, in milliseconds; NaN where a side has no
+	 * data.
 	 *
 	 * @param clientP50 the client's exact median
 	 * @param clientP99 the client's exact 99th percentile
-	 * @param clientBucketedP50 the client's values through tokengap's edges and the estimator
+	 * @param clientBucketedP50 the client's values through tokengap's edges and the
+	 * estimator
 	 * @param clientBucketedP99 likewise
 	 * @param tokengapP50 tokengap's histogram estimate
 	 * @param tokengapP99 likewise
@@ -168,9 +173,8 @@ final class MetricsComparison {
 					}
 				}
 			}
-			this.rows.computeIfPresent(row,
-					(k, r) -> r.withBucketed(ms(HistogramQuantile.estimate(0.5, edges, counts)),
-							ms(HistogramQuantile.estimate(0.99, edges, counts))));
+			this.rows.computeIfPresent(row, (k, r) -> r.withBucketed(ms(HistogramQuantile.estimate(0.5, edges, counts)),
+					ms(HistogramQuantile.estimate(0.99, edges, counts))));
 		}
 
 		String table() {
@@ -178,9 +182,10 @@ final class MetricsComparison {
 			out.append(BenchReport.center(" Client vs tokengap vs engine: p50 / p99 (ms) ", '-')).append('\n');
 			out.append(String.format(Locale.ROOT, "%-6s%19s%19s%19s%19s%n", "", "client", "client@tg-buckets",
 					"tokengap", "engine"));
-			this.rows.forEach((name, r) -> out.append(String.format(Locale.ROOT, "%-6s%19s%19s%19s%19s%n", name,
-					pair(r.clientP50, r.clientP99), pair(r.clientBucketedP50, r.clientBucketedP99),
-					pair(r.tokengapP50, r.tokengapP99), pair(r.engineP50, r.engineP99))));
+			this.rows.forEach((name,
+					r) -> out.append(String.format(Locale.ROOT, "%-6s%19s%19s%19s%19s%n", name,
+							pair(r.clientP50, r.clientP99), pair(r.clientBucketedP50, r.clientBucketedP99),
+							pair(r.tokengapP50, r.tokengapP99), pair(r.engineP50, r.engineP99))));
 			out.append("(tokengap and engine: histogram_quantile over the bucket deltas of this run; "
 					+ "client@tg-buckets: the client's values through tokengap's edges)\n");
 			return out.toString();

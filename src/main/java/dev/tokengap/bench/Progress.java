@@ -9,8 +9,8 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 
 /**
- * The live progress line on stderr: requests done and failed, elapsed time and the rate so far,
- * rewritten in place once a second.
+ * The live progress line on stderr: requests done and failed, elapsed time and the rate
+ * so far, rewritten in place once a second.
  */
 final class Progress implements AutoCloseable {
 

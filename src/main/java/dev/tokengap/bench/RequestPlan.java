@@ -5,25 +5,27 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * The requests of one run, drawn from the seed before the first is sent: each one's arrival
- * (Poisson: exponential gaps at the request rate, or all at once), prompt and output length.
+ * The requests of one run, drawn from the seed before the first is sent: each one's
+ * arrival (Poisson: exponential gaps at the request rate, or all at once), prompt and
+ * output length.
  */
 final class RequestPlan {
 
 	/**
-	 * Three-letter words: about one token each in common tokenizers, and exactly one (four
-	 * characters with the space) for the simulator's estimate.
+	 * Three-letter words: about one token each in common tokenizers, and exactly one
+	 * (four characters with the space) for the simulator's estimate.
 	 */
-	private static final String[] WORDS = { "the", "and", "for", "you", "not", "are", "all", "new", "one", "can",
-			"was", "had", "but", "out", "use", "day", "way", "how", "now", "see", "two", "may", "get", "any", "own",
-			"say", "old", "big", "red", "sun", "sea", "map", "cat", "dog", "box", "key" };
+	private static final String[] WORDS = { "the", "and", "for", "you", "not", "are", "all", "new", "one", "can", "was",
+			"had", "but", "out", "use", "day", "way", "how", "now", "see", "two", "may", "get", "any", "own", "say",
+			"old", "big", "red", "sun", "sea", "map", "cat", "dog", "box", "key" };
 
 	/**
 	 * One request to send.
 	 *
 	 * @param arrivalNanos when to send it, from the start of the run
 	 * @param promptTokens the prompt's length in tokens
-	 * @param maxTokens the output tokens asked for ({@code max_tokens}, or {@code max_output_tokens})
+	 * @param maxTokens the output tokens asked for ({@code max_tokens}, or
+	 * {@code max_output_tokens})
 	 * @param body the JSON request body
 	 */
 	record Request(long arrivalNanos, int promptTokens, int maxTokens, String body) {
@@ -63,8 +65,10 @@ final class RequestPlan {
 
 	static String body(String endpoint, String model, String prompt, int maxTokens) {
 		if ("responses".equals(endpoint)) {
-			// Usage comes in response.completed unasked. Without ignore_eos the engine may stop
-			// before max_output_tokens: TPOT divides by the tokens the stream reports, not those asked.
+			// Usage comes in response.completed unasked. Without ignore_eos the engine
+			// may stop
+			// before max_output_tokens: TPOT divides by the tokens the stream reports,
+			// not those asked.
 			return "{\"model\":" + quote(model) + ",\"input\":" + quote(prompt) + ",\"max_output_tokens\":" + maxTokens
 					+ ",\"stream\":true}";
 		}
@@ -76,7 +80,10 @@ final class RequestPlan {
 		return "{" + common + ",\"prompt\":" + quote(prompt) + "}";
 	}
 
-	/** A JSON string; model names and our prompts need no escapes beyond quotes and backslashes. */
+	/**
+	 * A JSON string; model names and our prompts need no escapes beyond quotes and
+	 * backslashes.
+	 */
 	private static String quote(String text) {
 		return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
 	}

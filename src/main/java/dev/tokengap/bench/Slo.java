@@ -3,8 +3,9 @@ package dev.tokengap.bench;
 import java.util.List;
 
 /**
- * Service-level objectives in milliseconds, as {@code vllm bench serve --goodput} takes them: a
- * request is good when each given metric is at or below its objective. NaN: no objective.
+ * Service-level objectives in milliseconds, as {@code vllm bench serve --goodput} takes
+ * them: a request is good when each given metric is at or below its objective. NaN: no
+ * objective.
  *
  * @param ttftMs time to first token
  * @param tpotMs time per output token
@@ -32,8 +33,7 @@ record Slo(double ttftMs, double tpotMs, double e2elMs) {
 				case "ttft" -> ttft = ms;
 				case "tpot" -> tpot = ms;
 				case "e2el" -> e2el = ms;
-				default -> throw new IllegalArgumentException(
-						"--goodput keys are ttft, tpot and e2el, got " + key);
+				default -> throw new IllegalArgumentException("--goodput keys are ttft, tpot and e2el, got " + key);
 			}
 		}
 		return new Slo(ttft, tpot, e2el);
@@ -44,8 +44,8 @@ record Slo(double ttftMs, double tpotMs, double e2elMs) {
 	}
 
 	/**
-	 * Whether a completed request meets every objective. A request with no TPOT (one output token)
-	 * meets a TPOT objective, as vLLM counts its TPOT as 0.
+	 * Whether a completed request meets every objective. A request with no TPOT (one
+	 * output token) meets a TPOT objective, as vLLM counts its TPOT as 0.
 	 */
 	boolean met(double ttftMs, double tpotMs, double e2elMs) {
 		return within(this.ttftMs, ttftMs) && within(this.tpotMs, Double.isNaN(tpotMs) ? 0 : tpotMs)

@@ -10,11 +10,12 @@ import dev.tokengap.sse.SseEventKind;
 import dev.tokengap.sse.SseEventScanner;
 
 /**
- * What one streamed request saw: when it was sent, when each content event arrived (one clock
- * read per read from the socket, shared by the events that read completed) and how it ended.
- * A body that ends cleanly is judged by the proxy's own rule ({@link StreamOutcome#ofBody}), so
- * the bench's successful requests are exactly the streams tokengap counts {@code completed}.
- * Filled by one connection's event loop, read once the request is over.
+ * What one streamed request saw: when it was sent, when each content event arrived (one
+ * clock read per read from the socket, shared by the events that read completed) and how
+ * it ended. A body that ends cleanly is judged by the proxy's own rule
+ * ({@link StreamOutcome#ofBody}), so the bench's successful requests are exactly the
+ * streams tokengap counts {@code completed}. Filled by one connection's event loop, read
+ * once the request is over.
  */
 final class StreamResult implements ByteProcessor {
 
@@ -173,7 +174,10 @@ final class StreamResult implements ByteProcessor {
 		return max;
 	}
 
-	/** p99 gap / p50 gap, nearest rank on this stream's own gaps (as tokengap computes it). */
+	/**
+	 * p99 gap / p50 gap, nearest rank on this stream's own gaps (as tokengap computes
+	 * it).
+	 */
 	double jitterRatio() {
 		long[] sorted = Arrays.copyOf(this.gaps, this.gapCount);
 		Arrays.sort(sorted);

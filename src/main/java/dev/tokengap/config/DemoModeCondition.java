@@ -7,10 +7,12 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.StringUtils;
 
 /**
- * Matches {@code tokengap.mode=demo} without an upstream URL: tokengap then serves against its
- * built-in simulator. Only when asked for (a missing upstream URL is an error, never an implicit
- * demo), and never in front of a configured engine: {@code TOKENGAP_UPSTREAM_URL=... ./mvnw
- * spring-boot:run} proxies to that engine although the build passes {@code --tokengap.mode=demo}.
+ * Matches {@code tokengap.mode=demo} without an upstream URL: tokengap then serves
+ * against its built-in simulator. Only when asked for (a missing upstream URL is an
+ * error, never an implicit demo), and never in front of a configured engine:
+ * {@code TOKENGAP_UPSTREAM_URL=... ./mvnw
+ * spring-boot:run} proxies to that engine although the build passes
+ * {@code --tokengap.mode=demo}.
  */
 class DemoModeCondition implements Condition {
 

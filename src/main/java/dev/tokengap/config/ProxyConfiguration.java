@@ -40,8 +40,8 @@ import dev.tokengap.sim.SimulatorServer;
 import dev.tokengap.timing.NanoClock;
 
 /**
- * Wires the proxy: the upstream (a real engine, or the in-process simulator in demo mode), the
- * meters, and the handler that owns the proxy port.
+ * Wires the proxy: the upstream (a real engine, or the in-process simulator in demo
+ * mode), the meters, and the handler that owns the proxy port.
  */
 @Configuration(proxyBeanMethods = false)
 @Conditional(ProxyModeCondition.class)
@@ -105,9 +105,8 @@ class ProxyConfiguration {
 	}
 
 	@Bean
-	TokengapMeters tokengapMeters(PrometheusRegistry registry, MetricsProperties metrics,
-			TokengapProperties properties, NanoClock clock, ObjectProvider<MetricsScraper> scraper,
-			ObjectProvider<BuildProperties> build) {
+	TokengapMeters tokengapMeters(PrometheusRegistry registry, MetricsProperties metrics, TokengapProperties properties,
+			NanoClock clock, ObjectProvider<MetricsScraper> scraper, ObjectProvider<BuildProperties> build) {
 		BucketEdges read = "auto".equals(metrics.buckets()) ? autoEdges(scraper.getObject()) : null;
 		BucketEdges edges = metrics.edges(read);
 		String profile = metrics.profileInUse(read);
@@ -123,7 +122,8 @@ class ProxyConfiguration {
 
 	private static BucketEdges autoEdges(MetricsScraper scraper) {
 		// Start-up only, on the main thread: a bounded wait for the engine's own edges.
-		BucketEdges read = scraper.readEdges(AUTO_EDGES_WAIT).blockOptional(AUTO_EDGES_WAIT.plusSeconds(1))
+		BucketEdges read = scraper.readEdges(AUTO_EDGES_WAIT)
+			.blockOptional(AUTO_EDGES_WAIT.plusSeconds(1))
 			.orElse(null);
 		if (read == null) {
 			logger.warn("tokengap.metrics.buckets=auto: could not read the engine's bucket edges within "
@@ -140,7 +140,8 @@ class ProxyConfiguration {
 		return (server) -> {
 			HttpServer limited = server.requestTimeout(proxy.requestTimeout())
 				.doOnChannelInit((observer, channel, address) -> {
-					// Right after the HTTP codec: it sees each decoded request and each response end.
+					// Right after the HTTP codec: it sees each decoded request and each
+					// response end.
 					if (channel.pipeline().get(NettyPipeline.HttpCodec) != null) {
 						channel.pipeline()
 							.addAfter(NettyPipeline.HttpCodec, RequestHeaderTimeoutHandler.NAME,
@@ -154,8 +155,8 @@ class ProxyConfiguration {
 	}
 
 	@Bean
-	ProxyHandler httpHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels,
-			ProxyProperties proxy, NanoClock clock) {
+	ProxyHandler httpHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels, ProxyProperties proxy,
+			NanoClock clock) {
 		return new ProxyHandler(upstream, meters, labels, proxy, clock);
 	}
 

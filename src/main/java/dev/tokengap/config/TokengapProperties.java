@@ -9,9 +9,9 @@ import org.springframework.validation.annotation.Validated;
 /**
  * Top-level settings ({@code tokengap.*}).
  *
- * @param mode {@code proxy} (default: in front of {@code tokengap.upstream.url}, which must be set),
- * {@code demo} (the proxy in front of the built-in simulator, with a demo load) or {@code simulator}
- * (run only the built-in vLLM simulator)
+ * @param mode {@code proxy} (default: in front of {@code tokengap.upstream.url}, which
+ * must be set), {@code demo} (the proxy in front of the built-in simulator, with a demo
+ * load) or {@code simulator} (run only the built-in vLLM simulator)
  * @param stallThreshold a gap at or above this is a stall
  * @param shutdown graceful shutdown
  */
@@ -24,8 +24,8 @@ public record TokengapProperties(@DefaultValue("proxy") Mode mode, @DefaultValue
 	 * Graceful shutdown ({@code tokengap.shutdown.*}); applied through
 	 * {@code spring.lifecycle.timeout-per-shutdown-phase}.
 	 *
-	 * @param drainTimeout how long streams in flight may finish after SIGTERM; new requests are
-	 * refused meanwhile
+	 * @param drainTimeout how long streams in flight may finish after SIGTERM; new
+	 * requests are refused meanwhile
 	 */
 	public record Shutdown(@DefaultValue("30s") Duration drainTimeout) {
 	}
@@ -39,9 +39,15 @@ public record TokengapProperties(@DefaultValue("proxy") Mode mode, @DefaultValue
 	/** What the process runs. */
 	public enum Mode {
 
-		/** The proxy in front of {@code tokengap.upstream.url}; refuses to start without it. */
+		/**
+		 * The proxy in front of {@code tokengap.upstream.url}; refuses to start without
+		 * it.
+		 */
 		PROXY,
-		/** The proxy in front of the in-process simulator, with a demo load: asked for, never implied. */
+		/**
+		 * The proxy in front of the in-process simulator, with a demo load: asked for,
+		 * never implied.
+		 */
 		DEMO,
 		/** Only the vLLM simulator, on {@code tokengap.sim.port}. */
 		SIMULATOR

@@ -1,8 +1,9 @@
 package dev.tokengap.config;
 
 /**
- * The proxy was started without {@code tokengap.upstream.url} and without asking for the demo:
- * it refuses to start rather than serve the simulator's made-up completions to real clients.
+ * The proxy was started without {@code tokengap.upstream.url} and without asking for the
+ * demo: it refuses to start rather than serve the simulator's made-up completions to real
+ * clients.
  */
 class UpstreamUrlMissingException extends IllegalStateException {
 

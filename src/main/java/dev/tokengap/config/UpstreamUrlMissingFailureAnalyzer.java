@@ -4,8 +4,8 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
- * Turns a missing upstream URL into Spring Boot's short "APPLICATION FAILED TO START" report
- * instead of a stack trace.
+ * Turns a missing upstream URL into Spring Boot's short "APPLICATION FAILED TO START"
+ * report instead of a stack trace.
  */
 class UpstreamUrlMissingFailureAnalyzer extends AbstractFailureAnalyzer<UpstreamUrlMissingException> {
 

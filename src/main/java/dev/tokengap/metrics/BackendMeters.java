@@ -13,8 +13,9 @@ import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 /**
- * The engine state mirror: the last scraped values of the engine's own gauges, and the health of
- * the scrape. A quantity the engine does not export (swapped, on V1 engines) is absent, not 0.
+ * The engine state mirror: the last scraped values of the engine's own gauges, and the
+ * health of the scrape. A quantity the engine does not export (swapped, on V1 engines) is
+ * absent, not 0.
  */
 public final class BackendMeters {
 
@@ -109,8 +110,7 @@ public final class BackendMeters {
 			.register(registry);
 	}
 
-	private static void gauge(PrometheusRegistry registry, String name, String help,
-			DoubleSupplier value) {
+	private static void gauge(PrometheusRegistry registry, String name, String help, DoubleSupplier value) {
 		GaugeWithCallback.builder().name(name).help(help).callback((callback) -> {
 			double v = value.getAsDouble();
 			if (!Double.isNaN(v)) {
@@ -129,8 +129,8 @@ public final class BackendMeters {
 	 * @param engines distinct engines seen behind the URL within the history window
 	 * @param durationNanos scrape time
 	 */
-	public void scraped(double running, double waiting, double swapped, double kvUsage, double preemptions,
-			int engines, long durationNanos) {
+	public void scraped(double running, double waiting, double swapped, double kvUsage, double preemptions, int engines,
+			long durationNanos) {
 		this.engines = engines;
 		this.running = running;
 		this.waiting = waiting;
@@ -142,8 +142,9 @@ public final class BackendMeters {
 	}
 
 	/**
-	 * Replaces the models of {@code tokengap_model_info}: the first {@code max} the engine lists,
-	 * the cap of {@code model_name} values, since the engine's list is not bounded either.
+	 * Replaces the models of {@code tokengap_model_info}: the first {@code max} the
+	 * engine lists, the cap of {@code model_name} values, since the engine's list is not
+	 * bounded either.
 	 * @param served served id to the engine's name for it, in the engine's order
 	 * @param max most models exported
 	 */
@@ -171,7 +172,8 @@ public final class BackendMeters {
 	}
 
 	/**
-	 * Records a failed scrape; the mirrored gauges keep their last values, {@code up} drops to 0.
+	 * Records a failed scrape; the mirrored gauges keep their last values, {@code up}
+	 * drops to 0.
 	 * @param durationNanos time until the failure
 	 */
 	public void failed(long durationNanos) {

@@ -3,8 +3,9 @@ package dev.tokengap.metrics;
 import java.util.Arrays;
 
 /**
- * The {@code endpoint} label: which OpenAI-compatible API a request used. Adding an endpoint is
- * one constant here: every per-endpoint table is sized from {@link #values()}.
+ * The {@code endpoint} label: which OpenAI-compatible API a request used. Adding an
+ * endpoint is one constant here: every per-endpoint table is sized from
+ * {@link #values()}.
  */
 public enum Endpoint {
 
@@ -22,7 +23,10 @@ public enum Endpoint {
 
 	OTHER("other", null);
 
-	/** The endpoints with a path, in declaration order (a longer path before one it ends with). */
+	/**
+	 * The endpoints with a path, in declaration order (a longer path before one it ends
+	 * with).
+	 */
 	private static final Endpoint[] KNOWN = Arrays.stream(values())
 		.filter((endpoint) -> endpoint.pathSuffix != null)
 		.toArray(Endpoint[]::new);
@@ -41,8 +45,9 @@ public enum Endpoint {
 	}
 
 	/**
-	 * Classifies a request path; never returns the path itself, so raw paths never reach a label.
-	 * A path under an endpoint ({@code /v1/responses/resp_1}, a stored response) is {@link #OTHER}.
+	 * Classifies a request path; never returns the path itself, so raw paths never reach
+	 * a label. A path under an endpoint ({@code /v1/responses/resp_1}, a stored response)
+	 * is {@link #OTHER}.
 	 * @param path the request path without query
 	 * @return the endpoint
 	 */

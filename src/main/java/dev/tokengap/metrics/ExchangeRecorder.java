@@ -9,29 +9,33 @@ import dev.tokengap.timing.GapObserver;
 import dev.tokengap.timing.StreamTimer;
 
 /**
- * Records one proxied exchange: its first byte, each content event of a stream, and how it ended.
+ * Records one proxied exchange: its first byte, each content event of a stream, and how
+ * it ended.
  *
  * <p>
- * How it ended is recorded in one place, {@link #close}, called once from the exchange's single
- * exit whatever ended it (completion, error or cancel). Until then the call sites only say what
- * they know: the status sent ({@link #responded}), the outcome they saw ({@link #outcome}, the
- * first one said wins) and that the whole response was written ({@link #completed}). What nobody
- * said is decided at the exit: a cancelled exchange is {@code client_cancelled}, any other
- * unexplained end {@code upstream_error}. So a stream always leaves the live set and is counted
- * exactly once, however its pieces raced.
+ * How it ended is recorded in one place, {@link #close}, called once from the exchange's
+ * single exit whatever ended it (completion, error or cancel). Until then the call sites
+ * only say what they know: the status sent ({@link #responded}), the outcome they saw
+ * ({@link #outcome}, the first one said wins) and that the whole response was written
+ * ({@link #completed}). What nobody said is decided at the exit: a cancelled exchange is
+ * {@code client_cancelled}, any other unexplained end {@code upstream_error}. So a stream
+ * always leaves the live set and is counted exactly once, however its pieces raced.
  *
  * <p>
- * Called from the client connection's event loop, except {@link #outcome} and {@link #close}
- * (any thread). Every method catches recording failures and counts them in
+ * Called from the client connection's event loop, except {@link #outcome} and
+ * {@link #close} (any thread). Every method catches recording failures and counts them in
  * {@code tokengap_recording_errors_total}: metrics never break the data path.
  */
 public final class ExchangeRecorder {
 
-	/** nginx's status for "client closed the request before the response": counted, never sent. */
+	/**
+	 * nginx's status for "client closed the request before the response": counted, never
+	 * sent.
+	 */
 	public static final int CLIENT_CLOSED = 499;
 
-	private static final AtomicReferenceFieldUpdater<ExchangeRecorder, StreamOutcome> OUTCOME =
-			AtomicReferenceFieldUpdater.newUpdater(ExchangeRecorder.class, StreamOutcome.class, "said");
+	private static final AtomicReferenceFieldUpdater<ExchangeRecorder, StreamOutcome> OUTCOME = AtomicReferenceFieldUpdater
+		.newUpdater(ExchangeRecorder.class, StreamOutcome.class, "said");
 
 	private static final AtomicIntegerFieldUpdater<ExchangeRecorder> CLOSED = AtomicIntegerFieldUpdater
 		.newUpdater(ExchangeRecorder.class, "closed");
@@ -94,16 +98,17 @@ public final class ExchangeRecorder {
 	}
 
 	/**
-	 * Marks this exchange as one the client asked to stream ({@code "stream": true}): it gets an
-	 * outcome in {@code tokengap_streams_total} whatever is answered.
+	 * Marks this exchange as one the client asked to stream ({@code "stream": true}): it
+	 * gets an outcome in {@code tokengap_streams_total} whatever is answered.
 	 */
 	public void streamRequested() {
 		this.streamRequested = true;
 	}
 
 	/**
-	 * Marks this exchange as a live stream (a {@code text/event-stream} answer to a generation
-	 * request): it is timed, counted in flight until it ends, and gets an outcome.
+	 * Marks this exchange as a live stream (a {@code text/event-stream} answer to a
+	 * generation request): it is timed, counted in flight until it ends, and gets an
+	 * outcome.
 	 */
 	public void streamStarted() {
 		try {
@@ -125,7 +130,8 @@ public final class ExchangeRecorder {
 	}
 
 	/**
-	 * Says how the exchange ended, as far as the caller knows; the first outcome said wins.
+	 * Says how the exchange ended, as far as the caller knows; the first outcome said
+	 * wins.
 	 * @param outcome the outcome
 	 */
 	public void outcome(StreamOutcome outcome) {
@@ -158,9 +164,9 @@ public final class ExchangeRecorder {
 	/**
 	 * Notes one content-bearing event of one choice that reached the client.
 	 * @param choice the choice index (0 for shapes without choices)
-	 * @param event the event's times (its arrival, its write's start and end, and how long
-	 * earlier writes since the previous content event waited for the client's socket); read
-	 * during this call only, so the caller may reuse it for its next event
+	 * @param event the event's times (its arrival, its write's start and end, and how
+	 * long earlier writes since the previous content event waited for the client's
+	 * socket); read during this call only, so the caller may reuse it for its next event
 	 */
 	public void contentWritten(int choice, ContentWrite event) {
 		if (this.closed != 0) {
@@ -197,8 +203,9 @@ public final class ExchangeRecorder {
 	}
 
 	/**
-	 * Notes the engine's own figures for this stream (vLLM's per-request metrics), carried by an
-	 * event that was just written to the client; only the first report counts (the timer keeps it).
+	 * Notes the engine's own figures for this stream (vLLM's per-request metrics),
+	 * carried by an event that was just written to the client; only the first report
+	 * counts (the timer keeps it).
 	 * @param report what the engine said
 	 */
 	public void engineReported(EngineReport report) {
@@ -206,7 +213,8 @@ public final class ExchangeRecorder {
 			return;
 		}
 		try {
-			// Kept on the timer: attribution reads it when it judges or closes the stream's spikes.
+			// Kept on the timer: attribution reads it when it judges or closes the
+			// stream's spikes.
 			this.timer.engineReported(report);
 		}
 		catch (RuntimeException ex) {
@@ -229,8 +237,8 @@ public final class ExchangeRecorder {
 	}
 
 	/**
-	 * Records how the exchange ended: the request, and for a stream its outcome and summary. The
-	 * exchange's single exit calls this; later calls are ignored.
+	 * Records how the exchange ended: the request, and for a stream its outcome and
+	 * summary. The exchange's single exit calls this; later calls are ignored.
 	 * @param nowNanos the current time
 	 * @param cancelled whether the exchange was cancelled (the client went away)
 	 */
@@ -294,7 +302,9 @@ public final class ExchangeRecorder {
 		}
 	}
 
-	/** @return the stream's timer (read-only use: attribution, tests) */
+	/**
+	 * @return the stream's timer (read-only use: attribution, tests)
+	 */
 	public StreamTimer timer() {
 		return this.timer;
 	}

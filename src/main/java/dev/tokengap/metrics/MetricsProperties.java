@@ -16,8 +16,8 @@ import org.springframework.validation.annotation.Validated;
  * @param ttftBuckets explicit TTFT edges, replacing the profile's
  * @param itlBuckets explicit ITL edges, replacing the profile's
  * @param requestBuckets explicit end-to-end edges, replacing the profile's
- * @param models model names always allowed as {@code model_name} values, besides those the
- * backend's {@code /v1/models} lists
+ * @param models model names always allowed as {@code model_name} values, besides those
+ * the backend's {@code /v1/models} lists
  * @param maxModels most distinct {@code model_name} values; the rest are {@code other}
  */
 @Validated
@@ -27,8 +27,9 @@ public record MetricsProperties(@DefaultValue("vllm-v1") @NotBlank String bucket
 		@DefaultValue("20") @Min(1) int maxModels) {
 
 	/**
-	 * Names the edges in use, for {@code tokengap_build_info}: {@code custom} when any family is
-	 * given explicitly, {@code vllm-v1} when {@code auto} could not read the engine's edges.
+	 * Names the edges in use, for {@code tokengap_build_info}: {@code custom} when any
+	 * family is given explicitly, {@code vllm-v1} when {@code auto} could not read the
+	 * engine's edges.
 	 * @param autoEdges the edges read from the backend, or null
 	 * @return the profile name
 	 */
@@ -45,7 +46,8 @@ public record MetricsProperties(@DefaultValue("vllm-v1") @NotBlank String bucket
 
 	/**
 	 * Resolves the edges from the profile and the per-family overrides.
-	 * @param autoEdges the edges read from the backend, used when the profile is {@code auto}
+	 * @param autoEdges the edges read from the backend, used when the profile is
+	 * {@code auto}
 	 * @return the edges in use
 	 */
 	public BucketEdges edges(BucketEdges autoEdges) {

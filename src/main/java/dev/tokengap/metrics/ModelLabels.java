@@ -8,9 +8,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * Turns a request's {@code model} into a bounded {@code model_name} label value.
  *
  * <p>
- * A name is kept only when the backend serves it or it is configured, and only for the first
- * {@code max} distinct names; anything else is {@code other}, a missing model {@code unknown}.
- * Clients choose the model string, so without this cap one client could create unbounded series.
+ * A name is kept only when the backend serves it or it is configured, and only for the
+ * first {@code max} distinct names; anything else is {@code other}, a missing model
+ * {@code unknown}. Clients choose the model string, so without this cap one client could
+ * create unbounded series.
  */
 public final class ModelLabels {
 
@@ -50,8 +51,8 @@ public final class ModelLabels {
 	}
 
 	/**
-	 * Sets what to do when a request names a model that is not (yet) known, such as refreshing
-	 * the backend's model list.
+	 * Sets what to do when a request names a model that is not (yet) known, such as
+	 * refreshing the backend's model list.
 	 * @param action the action; must not block
 	 */
 	public void onUnlisted(Runnable action) {

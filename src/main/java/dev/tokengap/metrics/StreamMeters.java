@@ -9,8 +9,8 @@ import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import dev.tokengap.timing.StreamTimer;
 
 /**
- * The pre-resolved data points of one (model, endpoint) pair, and the streams of that pair now in
- * flight. Built once, so the per-event path does no label lookup.
+ * The pre-resolved data points of one (model, endpoint) pair, and the streams of that
+ * pair now in flight. Built once, so the per-event path does no label lookup.
  */
 public final class StreamMeters {
 

@@ -1,23 +1,34 @@
 package dev.tokengap.metrics;
 
 /**
- * How a streamed request ended: the {@code outcome} label of {@code tokengap_streams_total}. Each
- * streamed request gets exactly one; the rules that pick it are here, so that every call site
- * asks the same question the same way. Adding an outcome is one constant here: every
- * per-outcome table is sized from {@link #values()}.
+ * How a streamed request ended: the {@code outcome} label of
+ * {@code tokengap_streams_total}. Each streamed request gets exactly one; the rules that
+ * pick it are here, so that every call site asks the same question the same way. Adding
+ * an outcome is one constant here: every per-outcome table is sized from
+ * {@link #values()}.
  */
 public enum StreamOutcome {
 
-	/** The stream reached its good end with at least one content event and no in-band failure. */
+	/**
+	 * The stream reached its good end with at least one content event and no in-band
+	 * failure.
+	 */
 	COMPLETED("completed"),
 	/**
-	 * The engine answered 200 but the stream carried an in-band failure, or ended without its
-	 * good end or without any content event (vLLM drops errors raised before the first token).
+	 * The engine answered 200 but the stream carried an in-band failure, or ended without
+	 * its good end or without any content event (vLLM drops errors raised before the
+	 * first token).
 	 */
 	ENGINE_ERROR("engine_error"),
-	/** The engine refused before streaming: 429 or a 5xx (an admission limit), or tokengap's 503. */
+	/**
+	 * The engine refused before streaming: 429 or a 5xx (an admission limit), or
+	 * tokengap's 503.
+	 */
 	REJECTED("rejected"),
-	/** A 4xx other than 429, from the engine or from tokengap (413, 400) to a request known to stream. */
+	/**
+	 * A 4xx other than 429, from the engine or from tokengap (413, 400) to a request
+	 * known to stream.
+	 */
 	INVALID("invalid"),
 	/** The engine could not be reached (502), or its connection failed mid-stream. */
 	UPSTREAM_ERROR("upstream_error"),
@@ -51,8 +62,8 @@ public enum StreamOutcome {
 	/**
 	 * The outcome an engine's status decides by itself, before any body.
 	 * @param status the engine's HTTP status
-	 * @return {@link #REJECTED} for 429 and 5xx, {@link #INVALID} for other 4xx, null when the body
-	 * decides
+	 * @return {@link #REJECTED} for 429 and 5xx, {@link #INVALID} for other 4xx, null
+	 * when the body decides
 	 */
 	public static StreamOutcome ofEngineStatus(int status) {
 		if (status == 429 || status >= 500) {

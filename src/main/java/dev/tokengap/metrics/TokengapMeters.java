@@ -17,15 +17,15 @@ import dev.tokengap.timing.LogRateLimiter;
 import dev.tokengap.timing.NanoClock;
 
 /**
- * The catalogue of every client-visible series tokengap exports: names, help, labels and bucket
- * edges, as {@code metrics-contract.md} defines them. Dashboards and alert rules use exactly these
- * names.
+ * The catalogue of every client-visible series tokengap exports: names, help, labels and
+ * bucket edges, as {@code metrics-contract.md} defines them. Dashboards and alert rules
+ * use exactly these names.
  *
  * <p>
- * Series are registered directly with the Prometheus client so that names, labels and {@code le}
- * edges are exactly the contract's (no {@code _max} side series, no unit rewriting). Data points
- * are resolved once per (model, endpoint) pair and cached, so recording an event is a single
- * {@code observe(double)} on a pre-built data point.
+ * Series are registered directly with the Prometheus client so that names, labels and
+ * {@code le} edges are exactly the contract's (no {@code _max} side series, no unit
+ * rewriting). Data points are resolved once per (model, endpoint) pair and cached, so
+ * recording an event is a single {@code observe(double)} on a pre-built data point.
  */
 public final class TokengapMeters {
 
@@ -137,8 +137,7 @@ public final class TokengapMeters {
 		this.itl = histogram(registry, INTER_TOKEN_LATENCY,
 				"Time between consecutive content-bearing events written to the client", edges.itl());
 		this.tpot = histogram(registry, TIME_PER_OUTPUT_TOKEN,
-				"(last content write - first content write) / (output tokens - 1), per completed stream",
-				edges.itl());
+				"(last content write - first content write) / (output tokens - 1), per completed stream", edges.itl());
 		this.e2e = histogram(registry, E2E_REQUEST_LATENCY,
 				"Request received by tokengap to last byte written to the client", edges.request());
 		this.maxGap = histogram(registry, STREAM_MAX_GAP, "Worst gap of each completed stream", edges.itl());
@@ -159,8 +158,8 @@ public final class TokengapMeters {
 		this.recordingErrors = counter(registry, RECORDING_ERRORS,
 				"Recordings that failed (a bug): measuring never stops silently");
 		this.failureLog = new LogRateLimiter(FAILURE_LOG_LINES_PER_SECOND, clock);
-		this.requests = counter(registry, REQUESTS, "Proxied requests, by HTTP status sent to the client",
-				MODEL_NAME, ENDPOINT, "status");
+		this.requests = counter(registry, REQUESTS, "Proxied requests, by HTTP status sent to the client", MODEL_NAME,
+				ENDPOINT, "status");
 		this.spikes = Histogram.builder()
 			.name(GAP_SPIKE)
 			.help("Gap spikes by attributed cause; _sum is the time lost per cause")
@@ -259,8 +258,8 @@ public final class TokengapMeters {
 	}
 
 	/**
-	 * Counts a recording that failed and logs it, at most once a second; the stream it belongs to
-	 * is unaffected.
+	 * Counts a recording that failed and logs it, at most once a second; the stream it
+	 * belongs to is unaffected.
 	 * @param failure what failed
 	 */
 	public void recordingFailed(RuntimeException failure) {

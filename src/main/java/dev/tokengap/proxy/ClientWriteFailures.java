@@ -6,11 +6,11 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 
 /**
- * Remembers the last exception a client connection's pipeline caught, so that the relay, which
- * writes with the void promise, can tell a write that failed from one that completed: a failed
- * void-promise write fires {@code exceptionCaught} inside the write call and leaves nothing
- * pending, just like a write the socket took whole. Added once per connection, first in the
- * pipeline; it passes every exception on.
+ * Remembers the last exception a client connection's pipeline caught, so that the relay,
+ * which writes with the void promise, can tell a write that failed from one that
+ * completed: a failed void-promise write fires {@code exceptionCaught} inside the write
+ * call and leaves nothing pending, just like a write the socket took whole. Added once
+ * per connection, first in the pipeline; it passes every exception on.
  */
 final class ClientWriteFailures extends ChannelInboundHandlerAdapter {
 

@@ -1,8 +1,8 @@
 package dev.tokengap.proxy;
 
 /**
- * The status and OpenAI error type tokengap answers a failure with, before the response is
- * committed: the one place failures are mapped.
+ * The status and OpenAI error type tokengap answers a failure with, before the response
+ * is committed: the one place failures are mapped.
  *
  * @param status the HTTP status
  * @param type the error type of the body

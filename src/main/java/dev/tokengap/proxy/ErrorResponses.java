@@ -11,8 +11,9 @@ import reactor.core.publisher.Mono;
 import reactor.netty.http.server.HttpServerResponse;
 
 /**
- * Writes tokengap's own error responses in the shape vLLM uses, so OpenAI clients surface them
- * like engine errors: {@code {"error":{"message":…,"type":…,"param":null,"code":N}}}.
+ * Writes tokengap's own error responses in the shape vLLM uses, so OpenAI clients surface
+ * them like engine errors:
+ * {@code {"error":{"message":…,"type":…,"param":null,"code":N}}}.
  */
 final class ErrorResponses {
 
@@ -28,7 +29,8 @@ final class ErrorResponses {
 	 * @return completes when written
 	 */
 	static Mono<Void> send(HttpServerResponse response, int status, String type, String message) {
-		// Everything that can throw runs before the buffer exists; from here on the send owns it.
+		// Everything that can throw runs before the buffer exists; from here on the send
+		// owns it.
 		byte[] json = json(status, type, message).getBytes(StandardCharsets.UTF_8);
 		ByteBuf body = ByteBufAllocator.DEFAULT.buffer(json.length);
 		body.writeBytes(json);

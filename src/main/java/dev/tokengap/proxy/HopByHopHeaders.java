@@ -9,8 +9,8 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 
 /**
- * Copies headers between the client and upstream exchanges minus the hop-by-hop ones (RFC 9110
- * section 7.6.1), including any named in {@code Connection}.
+ * Copies headers between the client and upstream exchanges minus the hop-by-hop ones (RFC
+ * 9110 section 7.6.1), including any named in {@code Connection}.
  */
 final class HopByHopHeaders {
 
@@ -21,8 +21,8 @@ final class HopByHopHeaders {
 	}
 
 	/**
-	 * Copies every end-to-end header of {@code from} into {@code to}, skipping the names in
-	 * {@code skip} too.
+	 * Copies every end-to-end header of {@code from} into {@code to}, skipping the names
+	 * in {@code skip} too.
 	 * @param from the source headers
 	 * @param to the target headers
 	 * @param skip further lower-case names to leave out
@@ -39,8 +39,10 @@ final class HopByHopHeaders {
 	}
 
 	private static Set<String> connectionNamed(HttpHeaders headers) {
-		// Every Connection line counts: 'Connection: keep-alive' then 'Connection: x-secret' on
-		// the next line names x-secret as much as one combined line does (RFC 9110 section 5.3).
+		// Every Connection line counts: 'Connection: keep-alive' then 'Connection:
+		// x-secret' on
+		// the next line names x-secret as much as one combined line does (RFC 9110
+		// section 5.3).
 		List<String> lines = headers.getAll(HttpHeaderNames.CONNECTION);
 		if (lines.isEmpty()) {
 			return Set.of();

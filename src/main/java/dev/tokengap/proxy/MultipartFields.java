@@ -10,9 +10,10 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 
 /**
- * The small text fields of a {@code multipart/form-data} body (RFC 7578), found in place: parts
- * with a {@code filename} (the audio upload) are skipped without being copied, and only the first
- * {@value #MAX_VALUE} bytes of a field are kept. Malformed bodies yield no fields.
+ * The small text fields of a {@code multipart/form-data} body (RFC 7578), found in place:
+ * parts with a {@code filename} (the audio upload) are skipped without being copied, and
+ * only the first {@value #MAX_VALUE} bytes of a field are kept. Malformed bodies yield no
+ * fields.
  */
 final class MultipartFields {
 
@@ -88,7 +89,9 @@ final class MultipartFields {
 		return new MultipartFields(fields);
 	}
 
-	/** The {@code name} of a part's Content-Disposition, or null for a file or no name. */
+	/**
+	 * The {@code name} of a part's Content-Disposition, or null for a file or no name.
+	 */
 	private static String fieldName(String headers) {
 		for (String line : headers.split("\r\n")) {
 			if (!line.regionMatches(true, 0, "content-disposition:", 0, 20)) {

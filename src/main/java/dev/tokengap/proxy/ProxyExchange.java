@@ -27,8 +27,9 @@ import dev.tokengap.metrics.ModelLabels;
 import dev.tokengap.metrics.StreamOutcome;
 
 /**
- * One client request on its way through tokengap: read the body (bounded), learn the model,
- * forward, relay the response, and map failures before commit to OpenAI-style errors.
+ * One client request on its way through tokengap: read the body (bounded), learn the
+ * model, forward, relay the response, and map failures before commit to OpenAI-style
+ * errors.
  */
 final class ProxyExchange {
 
@@ -66,8 +67,8 @@ final class ProxyExchange {
 	}
 
 	/**
-	 * Runs the exchange. Its single exit records the outcome, whatever ended it: completion,
-	 * an error, or the client's cancel.
+	 * Runs the exchange. Its single exit records the outcome, whatever ended it:
+	 * completion, an error, or the client's cancel.
 	 */
 	Mono<Void> run() {
 		return Mono.defer(this::exchange).doFinally(this::close);
@@ -92,7 +93,8 @@ final class ProxyExchange {
 	private Mono<ByteBuf> readBody(long limit) {
 		return Mono.defer(() -> {
 			CompositeByteBuf body = this.channel.alloc().compositeBuffer(1024);
-			// Released here until handed to forward(), which then owns it; a cancel can race
+			// Released here until handed to forward(), which then owns it; a cancel can
+			// race
 			// with the hand-over, so ownership moves exactly once.
 			AtomicBoolean owned = new AtomicBoolean(true);
 			Runnable release = () -> {
@@ -110,8 +112,10 @@ final class ProxyExchange {
 
 	private ByteBuf handOver(AtomicBoolean owned, CompositeByteBuf body) {
 		if (StrictRequestHandler.bodyFailed(this.channel)) {
-			// Reactor Netty 1.3.6 completes the body of a request whose chunked framing breaks
-			// (sendDecodingFailures calls onComplete, not an error): never forward the truncation.
+			// Reactor Netty 1.3.6 completes the body of a request whose chunked framing
+			// breaks
+			// (sendDecodingFailures calls onComplete, not an error): never forward the
+			// truncation.
 			throw new RequestBodyDecodingException();
 		}
 		if (!owned.compareAndSet(true, false)) {
@@ -140,9 +144,12 @@ final class ProxyExchange {
 			}
 			return send(body, facts);
 		}
-		// A long context: its scan would hold up every stream on this event loop for milliseconds.
-		// The scan holds a reference of its own, so a cancel while it runs frees nothing under it;
-		// the exchange's reference goes to send, or is released here if the scan never got there.
+		// A long context: its scan would hold up every stream on this event loop for
+		// milliseconds.
+		// The scan holds a reference of its own, so a cancel while it runs frees nothing
+		// under it;
+		// the exchange's reference goes to send, or is released here if the scan never
+		// got there.
 		body.retain();
 		AtomicBoolean scanClaimed = new AtomicBoolean();
 		AtomicBoolean sent = new AtomicBoolean();
@@ -185,13 +192,15 @@ final class ProxyExchange {
 				this.recorder.streamRequested();
 			}
 			this.recorder.route(this.handler.labels().resolve(facts.model()), this.endpoint);
-			// About four bytes of request per prompt token: only used to weigh other streams' prefills.
+			// About four bytes of request per prompt token: only used to weigh other
+			// streams' prefills.
 			this.recorder.identify(this.requestId, body.readableBytes() / 4);
 			exchange = this.handler.upstream()
 				.exchange(this.in, this.channel.eventLoop(), body, this.requestId, this::respond);
 		}
 		catch (RuntimeException ex) {
-			// send owns the body, also when it fails before the doFinally below is attached
+			// send owns the body, also when it fails before the doFinally below is
+			// attached
 			body.release();
 			return Mono.error(ex);
 		}
@@ -228,20 +237,21 @@ final class ProxyExchange {
 		if (skipped >= 0) {
 			logger.warn("Request " + this.requestId + " (" + this.endpoint.label()
 					+ "): the client accepted no bytes for " + this.handler.properties().sendTimeout()
-					+ " (tokengap.proxy.send-timeout); closed it and cancelled the engine request"
-					+ skipped(skipped));
+					+ " (tokengap.proxy.send-timeout); closed it and cancelled the engine request" + skipped(skipped));
 		}
 	}
 
 	private Mono<Void> fail(Throwable error) {
 		if (error instanceof RequestBodyDecodingException) {
-			// Reactor Netty has made its 400 this exchange's response and closes the connection.
+			// Reactor Netty has made its 400 this exchange's response and closes the
+			// connection.
 			this.recorder.responded(400);
 			this.recorder.outcome(StreamOutcome.INVALID);
 			return Mono.empty();
 		}
 		if (this.out.hasSentHeaders()) {
-			// Committed: the relay, if it ran, has said its verdict; end the connection as a failure.
+			// Committed: the relay, if it ran, has said its verdict; end the connection
+			// as a failure.
 			this.recorder.outcome((error instanceof UpstreamTimeoutException) ? StreamOutcome.UPSTREAM_TIMEOUT
 					: StreamOutcome.UPSTREAM_ERROR);
 			this.channel.close();
@@ -257,13 +267,11 @@ final class ProxyExchange {
 		this.recorder.responded(answer.status());
 		this.recorder.outcome(StreamOutcome.ofProxyAnswer(answer.status()));
 		this.out.header("x-request-id", this.requestId);
-		return ErrorResponses.send(this.out, answer.status(), answer.type(), error.getMessage())
-			.doOnSuccess((v) -> {
-				long now = this.handler.clock().nanoTime();
-				this.recorder.bodyWritten(now);
-				this.recorder.completed(now);
-			})
-			.onErrorResume((ex) -> Mono.empty());
+		return ErrorResponses.send(this.out, answer.status(), answer.type(), error.getMessage()).doOnSuccess((v) -> {
+			long now = this.handler.clock().nanoTime();
+			this.recorder.bodyWritten(now);
+			this.recorder.completed(now);
+		}).onErrorResume((ex) -> Mono.empty());
 	}
 
 	private void logAnswer(int status, Throwable error) {

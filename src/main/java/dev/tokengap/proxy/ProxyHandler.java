@@ -15,12 +15,13 @@ import dev.tokengap.timing.LogRateLimiter;
 import dev.tokengap.timing.NanoClock;
 
 /**
- * The whole proxy port: every method and path is forwarded to the engine. Registered as the
- * application's only {@link HttpHandler}, so no Spring endpoint is ever reachable on this port.
+ * The whole proxy port: every method and path is forwarded to the engine. Registered as
+ * the application's only {@link HttpHandler}, so no Spring endpoint is ever reachable on
+ * this port.
  *
  * <p>
- * It works on Reactor Netty's request and response directly: the streaming path writes to the
- * client channel itself and times each event when the socket has taken its bytes.
+ * It works on Reactor Netty's request and response directly: the streaming path writes to
+ * the client channel itself and times each event when the socket has taken its bytes.
  */
 public final class ProxyHandler implements HttpHandler {
 
@@ -47,8 +48,8 @@ public final class ProxyHandler implements HttpHandler {
 	 * @param properties inbound limits
 	 * @param clock the clock events are timed with
 	 */
-	public ProxyHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels,
-			ProxyProperties properties, NanoClock clock) {
+	public ProxyHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels, ProxyProperties properties,
+			NanoClock clock) {
 		this.upstream = upstream;
 		this.meters = meters;
 		this.labels = labels;

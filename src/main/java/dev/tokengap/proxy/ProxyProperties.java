@@ -10,17 +10,19 @@ import org.springframework.validation.annotation.Validated;
 /**
  * Inbound request handling ({@code tokengap.proxy.*}).
  *
- * @param maxRequestBody largest request body read (413 above it); bodies are read whole so that
- * {@code model} and {@code stream} can be known before forwarding
+ * @param maxRequestBody largest request body read (413 above it); bodies are read whole
+ * so that {@code model} and {@code stream} can be known before forwarding
  * @param clientSendBuffer the kernel send buffer of client connections; unset = the OS's
- * autotuning. A client that stops reading is only seen (as client backpressure) once this buffer
- * and the client's receive buffer are full, so a small value makes slow clients visible sooner
- * @param requestTimeout longest a client may take to send a request's headers, and then its body;
- * also how long a keep-alive connection may wait for its next request. Slower clients are
- * disconnected (slow-loris)
+ * autotuning. A client that stops reading is only seen (as client backpressure) once this
+ * buffer and the client's receive buffer are full, so a small value makes slow clients
+ * visible sooner
+ * @param requestTimeout longest a client may take to send a request's headers, and then
+ * its body; also how long a keep-alive connection may wait for its next request. Slower
+ * clients are disconnected (slow-loris)
  * @param sendTimeout longest a client's socket may accept no bytes of a response (nginx's
- * {@code send_timeout}); the client is then closed and the engine request cancelled, so a reader
- * that stopped cannot hold the engine's KV cache without bound (outcome {@code client_cancelled})
+ * {@code send_timeout}); the client is then closed and the engine request cancelled, so a
+ * reader that stopped cannot hold the engine's KV cache without bound (outcome
+ * {@code client_cancelled})
  */
 @Validated
 @ConfigurationProperties("tokengap.proxy")

@@ -1,8 +1,8 @@
 package dev.tokengap.proxy;
 
 /**
- * The request body's chunked framing broke part-way (see {@link StrictRequestHandler}); Reactor
- * Netty has already answered 400 and is closing the connection.
+ * The request body's chunked framing broke part-way (see {@link StrictRequestHandler});
+ * Reactor Netty has already answered 400 and is closing the connection.
  */
 class RequestBodyDecodingException extends RuntimeException {
 

@@ -6,15 +6,15 @@ import io.netty.buffer.ByteBuf;
 import io.netty.util.ByteProcessor;
 
 /**
- * What tokengap needs to know of a request body: the model and whether a stream was asked for.
- * Read in place from the bytes as received (or, for a form, from its small fields); the bytes
- * themselves go upstream unchanged.
+ * What tokengap needs to know of a request body: the model and whether a stream was asked
+ * for. Read in place from the bytes as received (or, for a form, from its small fields);
+ * the bytes themselves go upstream unchanged.
  * <p>
- * A JSON body is read by a scanner that looks only at the root object's keys: every other value
- * (the {@code messages} array, a base64 image, a long prompt) is skipped by searching for the next
- * quote or bracket, without tokenizing, copying or allocating. A body that is not well-formed
- * JSON as far as the scan goes yields {@link #NONE}: it is forwarded anyway and the engine answers
- * it.
+ * A JSON body is read by a scanner that looks only at the root object's keys: every other
+ * value (the {@code messages} array, a base64 image, a long prompt) is skipped by
+ * searching for the next quote or bracket, without tokenizing, copying or allocating. A
+ * body that is not well-formed JSON as far as the scan goes yields {@link #NONE}: it is
+ * forwarded anyway and the engine answers it.
  *
  * @param model the top-level {@code model}, or null when absent or not a string
  * @param stream the top-level {@code stream}
@@ -24,7 +24,10 @@ record RequestFacts(String model, boolean stream, boolean includeUsage) {
 
 	static final RequestFacts NONE = new RequestFacts(null, false, false);
 
-	/** Nesting deeper than this is no request a client sends: the body yields {@link #NONE}. */
+	/**
+	 * Nesting deeper than this is no request a client sends: the body yields
+	 * {@link #NONE}.
+	 */
 	private static final int MAX_DEPTH = 512;
 
 	private static final byte[] MODEL = bytes("model");
@@ -41,13 +44,12 @@ record RequestFacts(String model, boolean stream, boolean includeUsage) {
 	private static final ByteProcessor STRING_RUN = (b) -> b != '"' && b != '\\';
 
 	/** Stops at a byte that can change the nesting inside a skipped container. */
-	private static final ByteProcessor CONTAINER_RUN = (b) -> b != '"' && b != '{' && b != '}' && b != '['
-			&& b != ']';
+	private static final ByteProcessor CONTAINER_RUN = (b) -> b != '"' && b != '{' && b != '}' && b != '[' && b != ']';
 
 	/**
-	 * Reads the facts from a JSON or {@code multipart/form-data} body (the audio endpoints send
-	 * {@code model} and {@code stream} as form fields); any other body yields {@link #NONE} (it is
-	 * forwarded anyway and the engine answers it).
+	 * Reads the facts from a JSON or {@code multipart/form-data} body (the audio
+	 * endpoints send {@code model} and {@code stream} as form fields); any other body
+	 * yields {@link #NONE} (it is forwarded anyway and the engine answers it).
 	 * @param body the request body (not consumed)
 	 * @param contentType the request's {@code Content-Type}, or null
 	 * @return the facts
@@ -66,7 +68,8 @@ record RequestFacts(String model, boolean stream, boolean includeUsage) {
 	}
 
 	/**
-	 * Reads the facts from a JSON body; a body that is not a JSON object yields {@link #NONE}.
+	 * Reads the facts from a JSON body; a body that is not a JSON object yields
+	 * {@link #NONE}.
 	 * @param body the request body (not consumed)
 	 * @return the facts
 	 */
@@ -148,7 +151,9 @@ record RequestFacts(String model, boolean stream, boolean includeUsage) {
 			}
 		}
 
-		/** {@code stream_options}: an object whose {@code include_usage} is {@code true}. */
+		/**
+		 * {@code stream_options}: an object whose {@code include_usage} is {@code true}.
+		 */
 		private boolean streamOptions() {
 			if (next() != '{') {
 				skipValue();
@@ -176,7 +181,9 @@ record RequestFacts(String model, boolean stream, boolean includeUsage) {
 			}
 		}
 
-		/** After a member: true at a comma (skipped), false at the closing byte (skipped). */
+		/**
+		 * After a member: true at a comma (skipped), false at the closing byte (skipped).
+		 */
 		private boolean more(char close) {
 			int b = next();
 			this.at++;
@@ -237,7 +244,10 @@ record RequestFacts(String model, boolean stream, boolean includeUsage) {
 			}
 		}
 
-		/** Skips an object or array with everything in it, by its brackets and strings alone. */
+		/**
+		 * Skips an object or array with everything in it, by its brackets and strings
+		 * alone.
+		 */
 		private void container() {
 			int depth = 0;
 			while (true) {

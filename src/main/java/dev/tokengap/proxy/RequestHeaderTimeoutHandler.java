@@ -11,8 +11,9 @@ import io.netty.handler.codec.http.LastHttpContent;
 
 /**
  * Closes a client connection whose request headers do not arrive in time: armed when the
- * connection opens and again after each response, disarmed when a request's headers have been
- * decoded. An idle timeout cannot do this, since a client trickling header bytes is never idle.
+ * connection opens and again after each response, disarmed when a request's headers have
+ * been decoded. An idle timeout cannot do this, since a client trickling header bytes is
+ * never idle.
  */
 public final class RequestHeaderTimeoutHandler extends ChannelDuplexHandler {
 

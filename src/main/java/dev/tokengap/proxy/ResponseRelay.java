@@ -27,8 +27,8 @@ import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.NanoClock;
 
 /**
- * Relays one upstream response body to the client, one upstream buffer at a time, and times
- * every SSE event at the moment its write to the client completes.
+ * Relays one upstream response body to the client, one upstream buffer at a time, and
+ * times every SSE event at the moment its write to the client completes.
  *
  * <pre>
  *  upstream loop                         client loop
@@ -40,20 +40,21 @@ import dev.tokengap.timing.NanoClock;
  *      └──────────────────── request(1) ────┘
  * </pre>
  *
- * Each buffer is written with the channel's void promise, so no future or listener is made per
- * event: when the socket takes the whole buffer inside the write call (the usual case), the write
- * is done when the call returns; only when the socket is full does an empty write's future, done
- * once everything before it has been written, tell when it completed.
+ * Each buffer is written with the channel's void promise, so no future or listener is
+ * made per event: when the socket takes the whole buffer inside the write call (the usual
+ * case), the write is done when the call returns; only when the socket is full does an
+ * empty write's future, done once everything before it has been written, tell when it
+ * completed.
  *
- * Exactly one buffer is in flight: the next is requested only when the previous one has been
- * handed to the client socket, so a client that stops reading stops the upstream read (TCP
- * backpressure reaches the engine) and tokengap holds at most one buffer per stream. A client
- * whose socket accepts nothing for the send timeout is closed, and the engine request with it.
- * Buffers pass through unchanged and unmerged, each flushed at once. The engine's own figures for
- * the request (vLLM's per-request metrics), when an event carries them, reach the recorder the
- * same way, once that event has been written. Terminal signals from
- * upstream and the client hop onto the client loop, where the relay's verdict is said once; the
- * exchange's exit records it.
+ * Exactly one buffer is in flight: the next is requested only when the previous one has
+ * been handed to the client socket, so a client that stops reading stops the upstream
+ * read (TCP backpressure reaches the engine) and tokengap holds at most one buffer per
+ * stream. A client whose socket accepts nothing for the send timeout is closed, and the
+ * engine request with it. Buffers pass through unchanged and unmerged, each flushed at
+ * once. The engine's own figures for the request (vLLM's per-request metrics), when an
+ * event carries them, reach the recorder the same way, once that event has been written.
+ * Terminal signals from upstream and the client hop onto the client loop, where the
+ * relay's verdict is said once; the exchange's exit records it.
  */
 final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListener, ByteProcessor, Runnable {
 
@@ -77,7 +78,10 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private Subscription upstream;
 
-	/** The times of the buffer in flight, told to the recorder for each of its content events. */
+	/**
+	 * The times of the buffer in flight, told to the recorder for each of its content
+	 * events.
+	 */
 	private final ContentWrite event = new ContentWrite();
 
 	private ByteBuf inFlight;
@@ -94,17 +98,25 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private int pendingTokens;
 
-	/** The engine's report from an event in the buffer in flight, until that buffer is written. */
+	/**
+	 * The engine's report from an event in the buffer in flight, until that buffer is
+	 * written.
+	 */
 	private EngineReport pendingReport;
 
-	/** Whether the stream's engine report was taken: only the first counts, so one is built. */
+	/**
+	 * Whether the stream's engine report was taken: only the first counts, so one is
+	 * built.
+	 */
 	private boolean engineReportTaken;
 
 	private boolean sawEnd;
 
 	private boolean sawFailure;
 
-	/** Socket wait of the writes since the last content event (bytes of no content event). */
+	/**
+	 * Socket wait of the writes since the last content event (bytes of no content event).
+	 */
 	private long earlierWaitNanos;
 
 	private long lastWriteNanos = -1;
@@ -138,9 +150,9 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	}
 
 	/**
-	 * Relays {@code body} to {@code client}; the returned Mono completes when the relay has said
-	 * its verdict. Cancelling it (the client went away) cancels the upstream body, which closes
-	 * the upstream connection so the engine aborts the request.
+	 * Relays {@code body} to {@code client}; the returned Mono completes when the relay
+	 * has said its verdict. Cancelling it (the client went away) cancels the upstream
+	 * body, which closes the upstream connection so the engine aborts the request.
 	 * @param body the upstream response body
 	 * @param client the client connection
 	 * @param recorder the exchange's recorder
@@ -181,15 +193,16 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			buf.forEachByte(this);
 		}
 		this.writing = true;
-		// The upstream receiver releases buf when onNext returns; the write owns this retain.
+		// The upstream receiver releases buf when onNext returns; the write owns this
+		// retain.
 		this.inFlight = buf.retain();
 		onClientLoop(this);
 	}
 
 	/**
-	 * Writes the buffer in flight, on the client loop. Run as this object itself (one buffer is in
-	 * flight at a time), so a write allocates no task; the time it starts separates a busy event
-	 * loop (before) from a full client socket (after).
+	 * Writes the buffer in flight, on the client loop. Run as this object itself (one
+	 * buffer is in flight at a time), so a write allocates no task; the time it starts
+	 * separates a busy event loop (before) from a full client socket (after).
 	 */
 	@Override
 	public void run() {
@@ -200,11 +213,16 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			return;
 		}
 		this.event.setWriteStartNanos(this.clock.nanoTime());
-		// Usually the socket takes the whole buffer inside this call. A void promise spares a
-		// promise and a listener call per event (and the encoder's promise combiner); whether the
-		// write completed is read from the outbound buffer afterwards. A failed write fires
-		// exceptionCaught inside this call: an I/O failure also closes the channel (the stream
-		// ends through closeFuture); any other ends it here, so no event that never reached the
+		// Usually the socket takes the whole buffer inside this call. A void promise
+		// spares a
+		// promise and a listener call per event (and the encoder's promise combiner);
+		// whether the
+		// write completed is read from the outbound buffer afterwards. A failed write
+		// fires
+		// exceptionCaught inside this call: an I/O failure also closes the channel (the
+		// stream
+		// ends through closeFuture); any other ends it here, so no event that never
+		// reached the
 		// client is timed.
 		this.client.writeAndFlush(buf, this.client.voidPromise());
 		Throwable failure = this.writeFailures.take();
@@ -220,7 +238,8 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			written();
 		}
 		else {
-			// The client's socket is full (or earlier bytes were still queued): completes once
+			// The client's socket is full (or earlier bytes were still queued): completes
+			// once
 			// everything before it has been written.
 			this.client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(this);
 			armSendCheck();
@@ -238,11 +257,11 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	}
 
 	/**
-	 * Watches a write that waits for the client's socket: as long as the socket accepts some
-	 * bytes now and then the client is only slow; once it has accepted none for the send
-	 * timeout, the client is closed and the engine request cancelled (nginx's
-	 * {@code send_timeout}). Checked a few times per timeout; costs nothing while the socket keeps
-	 * up.
+	 * Watches a write that waits for the client's socket: as long as the socket accepts
+	 * some bytes now and then the client is only slow; once it has accepted none for the
+	 * send timeout, the client is closed and the engine request cancelled (nginx's
+	 * {@code send_timeout}). Checked a few times per timeout; costs nothing while the
+	 * socket keeps up.
 	 */
 	private void armSendCheck() {
 		this.sendProgressNanos = this.clock.nanoTime();
@@ -310,7 +329,10 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		return true;
 	}
 
-	/** The stream's one allocation for its engine report, read before the next event overwrites it. */
+	/**
+	 * The stream's one allocation for its engine report, read before the next event
+	 * overwrites it.
+	 */
 	private void pendReport() {
 		this.engineReportTaken = true;
 		this.pendingReport = new EngineReport(this.scanner.engineQueueMs(), this.scanner.engineFirstTokenMs(),
@@ -435,7 +457,8 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		}
 		this.recorder.outcome(outcome);
 		if (outcome == StreamOutcome.UPSTREAM_ERROR || outcome == StreamOutcome.UPSTREAM_TIMEOUT) {
-			// The response is committed: closing without the terminating chunk is how HTTP/1.1
+			// The response is committed: closing without the terminating chunk is how
+			// HTTP/1.1
 			// tells the client that the body is incomplete.
 			this.client.close();
 		}

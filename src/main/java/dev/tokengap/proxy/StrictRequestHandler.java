@@ -14,18 +14,19 @@ import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
 
 /**
- * Holds client requests to the strict reading of RFC 9112 that a proxy needs, right after the
- * HTTP decoder and before Reactor Netty sees them:
+ * Holds client requests to the strict reading of RFC 9112 that a proxy needs, right after
+ * the HTTP decoder and before Reactor Netty sees them:
  * <ul>
  * <li>a {@code Transfer-Encoding} other than exactly one {@code chunked} (such as
  * {@code xchunked}, {@code chunked, identity} or the header twice) leaves the body length
- * unknowable (section 6.3): the request is failed as undecodable, so Reactor Netty answers 400
- * and closes, and nothing after it on the connection is read as a request;</li>
- * <li>a body whose chunked framing breaks part-way is marked on the channel, because Reactor
- * Netty then ends the request's body as if it were complete; {@link #bodyFailed(Channel)} keeps
- * the truncated body from being forwarded;</li>
- * <li>an absolute-form target ({@code GET http://host/path}) is reduced to its path and query:
- * the engine is the only place a request can go, whatever authority it names.</li>
+ * unknowable (section 6.3): the request is failed as undecodable, so Reactor Netty
+ * answers 400 and closes, and nothing after it on the connection is read as a
+ * request;</li>
+ * <li>a body whose chunked framing breaks part-way is marked on the channel, because
+ * Reactor Netty then ends the request's body as if it were complete;
+ * {@link #bodyFailed(Channel)} keeps the truncated body from being forwarded;</li>
+ * <li>an absolute-form target ({@code GET http://host/path}) is reduced to its path and
+ * query: the engine is the only place a request can go, whatever authority it names.</li>
  * </ul>
  */
 public final class StrictRequestHandler extends ChannelInboundHandlerAdapter {
@@ -38,7 +39,8 @@ public final class StrictRequestHandler extends ChannelInboundHandlerAdapter {
 	private boolean refused;
 
 	/**
-	 * Whether the current request's body failed to decode after its headers were accepted.
+	 * Whether the current request's body failed to decode after its headers were
+	 * accepted.
 	 * @param channel the client channel
 	 * @return true when the body read so far is not the whole body
 	 */
@@ -49,7 +51,8 @@ public final class StrictRequestHandler extends ChannelInboundHandlerAdapter {
 	@Override
 	public void channelRead(ChannelHandlerContext ctx, Object msg) {
 		if (this.refused) {
-			// The framing of the refused request is unknown: whatever follows is not a request.
+			// The framing of the refused request is unknown: whatever follows is not a
+			// request.
 			ReferenceCountUtil.release(msg);
 			return;
 		}

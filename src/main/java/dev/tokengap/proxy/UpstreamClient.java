@@ -33,13 +33,15 @@ import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 
 /**
- * Sends a client's request to the engine with the same method, path, query, end-to-end headers
- * and body bytes, and hands the response to a callback as soon as its headers arrive.
+ * Sends a client's request to the engine with the same method, path, query, end-to-end
+ * headers and body bytes, and hands the response to a callback as soon as its headers
+ * arrive.
  * <p>
- * Each event loop has its own connection pool, and its upstream connections run on that loop: an
- * exchange's client and engine connections then share one thread, so relaying a chunk never hands
- * it to another loop (a task queue and an eventfd wake-up per event, and a wait for the scheduler
- * on a busy host). nginx keeps its upstream keep-alive pools per worker for the same reason.
+ * Each event loop has its own connection pool, and its upstream connections run on that
+ * loop: an exchange's client and engine connections then share one thread, so relaying a
+ * chunk never hands it to another loop (a task queue and an eventfd wake-up per event,
+ * and a wait for the scheduler on a busy host). nginx keeps its upstream keep-alive pools
+ * per worker for the same reason.
  */
 public final class UpstreamClient {
 
@@ -72,9 +74,8 @@ public final class UpstreamClient {
 		String path = (url.getRawPath() == null) ? "" : url.getRawPath();
 		this.base = url.getScheme() + "://" + url.getRawAuthority()
 				+ (path.endsWith("/") ? path.substring(0, path.length() - 1) : path);
-		this.connectionsPerLoop = Math.max(1,
-				(properties.maxConnections() + LoopResources.DEFAULT_IO_WORKER_COUNT - 1)
-						/ LoopResources.DEFAULT_IO_WORKER_COUNT);
+		this.connectionsPerLoop = Math.max(1, (properties.maxConnections() + LoopResources.DEFAULT_IO_WORKER_COUNT - 1)
+				/ LoopResources.DEFAULT_IO_WORKER_COUNT);
 	}
 
 	private HttpClient clientOn(EventLoop loop) {
@@ -86,10 +87,12 @@ public final class UpstreamClient {
 		ConnectionProvider provider = ConnectionProvider.builder("tokengap-upstream-" + this.providers.size())
 			.maxConnections(this.connectionsPerLoop)
 			.pendingAcquireMaxCount(-1)
-			// Reactor Netty's default (45 s) would surface as a 504 long after the real cause
+			// Reactor Netty's default (45 s) would surface as a 504 long after the real
+			// cause
 			.pendingAcquireTimeout(this.properties.pendingAcquireTimeout())
 			.maxIdleTime(this.properties.maxIdleTime())
-			// Without a background sweep an idle connection is only closed when next acquired:
+			// Without a background sweep an idle connection is only closed when next
+			// acquired:
 			// after a burst, hundreds stayed open long past max-idle-time.
 			.evictInBackground(this.properties.maxIdleTime())
 			.build();
@@ -101,18 +104,20 @@ public final class UpstreamClient {
 			.compress(false)
 			.followRedirect(false)
 			.doOnChannelInit((observer, channel, address) -> UpstreamTimeouts.install(channel))
-			// Never replay a request the engine may have started (a retried POST would generate twice).
+			// Never replay a request the engine may have started (a retried POST would
+			// generate twice).
 			.disableRetry(true);
 	}
 
 	/**
 	 * Forwards a request.
 	 * @param in the client's request (method, URI, headers)
-	 * @param loop the client connection's event loop, which the engine connection will run on
+	 * @param loop the client connection's event loop, which the engine connection will
+	 * run on
 	 * @param body the body bytes read from the client (not released here)
 	 * @param requestId the request id to send as {@code X-Request-Id}
-	 * @param onResponse called on the upstream connection's loop when the response headers arrive;
-	 * its Mono completes when the whole exchange has an outcome
+	 * @param onResponse called on the upstream connection's loop when the response
+	 * headers arrive; its Mono completes when the whole exchange has an outcome
 	 * @return completes with the exchange; errors before the response headers are
 	 * {@link UpstreamUnavailableException} or {@link UpstreamTimeoutException}
 	 */
@@ -120,30 +125,24 @@ public final class UpstreamClient {
 			BiFunction<HttpClientResponse, Connection, Mono<Void>> onResponse) {
 		HttpMethod method = in.method();
 		Deadlines deadlines = new Deadlines();
-		return clientOn(loop).request(method)
-			.uri(this.base + in.uri())
-			.send((request, out) -> {
-				deadlines.begin(((Connection) request).channel(), this.responseTimeoutNanos);
-				HttpHeaders headers = request.requestHeaders();
-				String host = headers.get(HttpHeaderNames.HOST);
-				headers.clear();
-				headers.set(HttpHeaderNames.HOST, host);
-				HopByHopHeaders.copy(in.requestHeaders(), headers, NOT_FORWARDED);
-				forwarded(in, headers);
-				headers.set("x-request-id", requestId);
-				if (!hasBody(in, body)) {
-					return out;
-				}
-				headers.set(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.readableBytes()));
-				return out.send(Mono.fromSupplier(body::retainedDuplicate));
-			})
-			.responseConnection((response, connection) -> {
-				deadlines.headersIn(this.idleTimeoutNanos);
-				return onResponse.apply(response, connection);
-			})
-			.onErrorMap(this::beforeResponse)
-			.doFinally((signal) -> deadlines.done())
-			.then();
+		return clientOn(loop).request(method).uri(this.base + in.uri()).send((request, out) -> {
+			deadlines.begin(((Connection) request).channel(), this.responseTimeoutNanos);
+			HttpHeaders headers = request.requestHeaders();
+			String host = headers.get(HttpHeaderNames.HOST);
+			headers.clear();
+			headers.set(HttpHeaderNames.HOST, host);
+			HopByHopHeaders.copy(in.requestHeaders(), headers, NOT_FORWARDED);
+			forwarded(in, headers);
+			headers.set("x-request-id", requestId);
+			if (!hasBody(in, body)) {
+				return out;
+			}
+			headers.set(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.readableBytes()));
+			return out.send(Mono.fromSupplier(body::retainedDuplicate));
+		}).responseConnection((response, connection) -> {
+			deadlines.headersIn(this.idleTimeoutNanos);
+			return onResponse.apply(response, connection);
+		}).onErrorMap(this::beforeResponse).doFinally((signal) -> deadlines.done()).then();
 	}
 
 	/** One request's deadlines on the connection it was sent on. */
@@ -220,17 +219,16 @@ public final class UpstreamClient {
 		return error;
 	}
 
-	/** @return the engine's base URL, without a trailing slash */
+	/**
+	 * @return the engine's base URL, without a trailing slash
+	 */
 	public String base() {
 		return this.base;
 	}
 
 	/** Closes the connection pools. */
 	public void close() {
-		Flux.fromIterable(this.providers)
-			.flatMap(ConnectionProvider::disposeLater)
-			.then()
-			.block(Duration.ofSeconds(5));
+		Flux.fromIterable(this.providers).flatMap(ConnectionProvider::disposeLater).then().block(Duration.ofSeconds(5));
 	}
 
 }

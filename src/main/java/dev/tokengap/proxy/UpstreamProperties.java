@@ -13,18 +13,21 @@ import org.springframework.validation.annotation.Validated;
  * Where and how tokengap reaches the engine ({@code tokengap.upstream.*}).
  *
  * @param url the engine's base URL, e.g. {@code http://127.0.0.1:8000}; required unless
- * {@code tokengap.mode=demo}. An empty port ({@code http://127.0.0.1:}: what the downward API
- * makes of a pod without the {@code tokengap.dev/engine-port} annotation) means vLLM's default,
- * 8000
+ * {@code tokengap.mode=demo}. An empty port ({@code http://127.0.0.1:}: what the downward
+ * API makes of a pod without the {@code tokengap.dev/engine-port} annotation) means
+ * vLLM's default, 8000
  * @param responseTimeout longest wait for the response headers (504 after it)
- * @param idleTimeout longest silence between two response chunks once streaming (the stream then
- * fails with outcome {@code upstream_timeout}); never a total deadline
+ * @param idleTimeout longest silence between two response chunks once streaming (the
+ * stream then fails with outcome {@code upstream_timeout}); never a total deadline
  * @param connectTimeout longest wait for a TCP connection
- * @param maxConnections most pooled connections to the engine, split evenly across the event loops
- * @param maxIdleTime pooled connections idle longer are closed; keep it below the engine's
- * keep-alive (uvicorn in vLLM: 5s) so a request never lands on a connection being closed
- * @param pendingAcquireTimeout longest a request waits for a pooled engine connection when all
- * {@code max-connections} are busy; it is then answered 503 (outcome {@code rejected})
+ * @param maxConnections most pooled connections to the engine, split evenly across the
+ * event loops
+ * @param maxIdleTime pooled connections idle longer are closed; keep it below the
+ * engine's keep-alive (uvicorn in vLLM: 5s) so a request never lands on a connection
+ * being closed
+ * @param pendingAcquireTimeout longest a request waits for a pooled engine connection
+ * when all {@code max-connections} are busy; it is then answered 503 (outcome
+ * {@code rejected})
  */
 @Validated
 @ConfigurationProperties("tokengap.upstream")
@@ -49,7 +52,9 @@ public record UpstreamProperties(URI url, @DefaultValue("10m") Duration response
 		}
 	}
 
-	/** An authority that ends with an empty port ({@code host:}) gets vLLM's default port. */
+	/**
+	 * An authority that ends with an empty port ({@code host:}) gets vLLM's default port.
+	 */
 	private static URI withDefaultPort(URI url) {
 		String authority = (url != null) ? url.getRawAuthority() : null;
 		if (authority == null || !authority.endsWith(":") || url.getPort() != -1) {

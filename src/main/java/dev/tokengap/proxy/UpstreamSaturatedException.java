@@ -1,8 +1,9 @@
 package dev.tokengap.proxy;
 
 /**
- * Every pooled engine connection stayed busy for {@code tokengap.upstream.pending-acquire-timeout}:
- * tokengap's own limit, {@code tokengap.upstream.max-connections}, refused the request.
+ * Every pooled engine connection stayed busy for
+ * {@code tokengap.upstream.pending-acquire-timeout}: tokengap's own limit,
+ * {@code tokengap.upstream.max-connections}, refused the request.
  */
 class UpstreamSaturatedException extends RuntimeException {
 

@@ -1,7 +1,8 @@
 package dev.tokengap.proxy;
 
 /**
- * The upstream sent no response headers within {@code tokengap.upstream.response-timeout}.
+ * The upstream sent no response headers within
+ * {@code tokengap.upstream.response-timeout}.
  */
 class UpstreamTimeoutException extends RuntimeException {
 

@@ -11,17 +11,18 @@ import io.netty.handler.timeout.ReadTimeoutException;
 import io.netty.util.AttributeKey;
 
 /**
- * The two deadlines of a request on one engine connection, kept by one handler that lives as long
- * as the connection: the response headers must come within the response timeout of the request's
- * send, and a started response may not stay silent longer than the idle timeout, except while
- * tokengap itself has paused reading because the client is slow (that silence is backpressure, not
- * an idle engine).
+ * The two deadlines of a request on one engine connection, kept by one handler that lives
+ * as long as the connection: the response headers must come within the response timeout
+ * of the request's send, and a started response may not stay silent longer than the idle
+ * timeout, except while tokengap itself has paused reading because the client is slow
+ * (that silence is backpressure, not an idle engine).
  * <p>
- * Installed once when the connection is made, first in its pipeline (every read counts as life),
- * and armed per request from the connection's event loop: a request costs two scheduled tasks on
- * that loop, no pipeline change and no timer thread. Each arming returns a ticket; only the
- * holder of the current ticket changes the deadlines, so an exchange that ends after its pooled
- * connection went on to the next request cannot disarm that request's deadlines.
+ * Installed once when the connection is made, first in its pipeline (every read counts as
+ * life), and armed per request from the connection's event loop: a request costs two
+ * scheduled tasks on that loop, no pipeline change and no timer thread. Each arming
+ * returns a ticket; only the holder of the current ticket changes the deadlines, so an
+ * exchange that ends after its pooled connection went on to the next request cannot
+ * disarm that request's deadlines.
  */
 final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 
@@ -52,7 +53,8 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 	/**
 	 * The handler of a connection.
 	 * @param channel an engine connection
-	 * @return its handler, or null when it has none (it was not made by {@link UpstreamClient})
+	 * @return its handler, or null when it has none (it was not made by
+	 * {@link UpstreamClient})
 	 */
 	static UpstreamTimeouts of(Channel channel) {
 		return channel.attr(KEY).get();
@@ -78,8 +80,8 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 	}
 
 	/**
-	 * A request is being sent: its response headers are due within {@code timeoutNanos}. Called on
-	 * the connection's event loop.
+	 * A request is being sent: its response headers are due within {@code timeoutNanos}.
+	 * Called on the connection's event loop.
 	 * @param timeoutNanos the response timeout
 	 * @return the request's ticket
 	 */
@@ -108,7 +110,8 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 	}
 
 	/**
-	 * The request's exchange is over: no deadline of it applies any more. Safe from any thread.
+	 * The request's exchange is over: no deadline of it applies any more. Safe from any
+	 * thread.
 	 * @param ticket the request's ticket
 	 */
 	void done(long ticket) {

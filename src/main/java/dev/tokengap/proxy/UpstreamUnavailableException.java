@@ -1,7 +1,8 @@
 package dev.tokengap.proxy;
 
 /**
- * The upstream could not be reached, or closed the connection before its response headers.
+ * The upstream could not be reached, or closed the connection before its response
+ * headers.
  */
 class UpstreamUnavailableException extends RuntimeException {
 

@@ -1,4 +1,5 @@
 /**
- * The proxy path: inbound handler, upstream client, header rules, per-event flushed relay and error mapping.
+ * The proxy path: inbound handler, upstream client, header rules, per-event flushed relay
+ * and error mapping.
  */
 package dev.tokengap.proxy;

@@ -32,8 +32,7 @@ final class AudioHandler {
 		return handle(request, response, "trsl-", "translation.chunk");
 	}
 
-	private Mono<Void> handle(HttpServerRequest request, HttpServerResponse response, String idPrefix,
-			String object) {
+	private Mono<Void> handle(HttpServerRequest request, HttpServerResponse response, String idPrefix, String object) {
 		if (!request.isMultipart()) {
 			return CompletionHandler.sendError(response,
 					InvalidRequestException.badRequest("The request body must be multipart/form-data"));
@@ -43,8 +42,8 @@ final class AudioHandler {
 			.flatMap((form) -> respond(request, response, form, idPrefix, object));
 	}
 
-	private Mono<Void> respond(HttpServerRequest request, HttpServerResponse response, AudioForm form,
-			String idPrefix, String object) {
+	private Mono<Void> respond(HttpServerRequest request, HttpServerResponse response, AudioForm form, String idPrefix,
+			String object) {
 		CompletionRequest call;
 		FaultHeaders faults;
 		try {
@@ -59,17 +58,17 @@ final class AudioHandler {
 		SequenceGroup group = new SequenceGroup(this.engine, (requestId != null) ? requestId : id, call, faults);
 		AudioStream shape = new AudioStream(call, id, object, System.currentTimeMillis() / 1000,
 				this.engine.properties().model());
-		return group.answer(response,
-				(outputs) -> call.stream() ? SseResponder.stream(response, outputs, shape, faults)
-						: whole(response, outputs, form),
-				(ex) -> CompletionHandler.sendError(response, ex));
+		return group.answer(response, (outputs) -> call.stream() ? SseResponder.stream(response, outputs, shape, faults)
+				: whole(response, outputs, form), (ex) -> CompletionHandler.sendError(response, ex));
 	}
 
 	private static Mono<Void> whole(HttpServerResponse response, Flux<ChoiceOutput> outputs, AudioForm form) {
-		return CompletionHandler.sendJson(response, outputs.map((output) -> output.token().text())
-			.collect(StringBuilder::new, StringBuilder::append)
-			.map((text) -> "{\"text\":" + OpenAiJson.quote(text) + ",\"usage\":{\"type\":\"duration\",\"seconds\":"
-					+ Math.max(1, form.fileBytes() / BYTES_PER_SECOND) + "}}"));
+		return CompletionHandler.sendJson(response,
+				outputs.map((output) -> output.token().text())
+					.collect(StringBuilder::new, StringBuilder::append)
+					.map((text) -> "{\"text\":" + OpenAiJson.quote(text)
+							+ ",\"usage\":{\"type\":\"duration\",\"seconds\":"
+							+ Math.max(1, form.fileBytes() / BYTES_PER_SECOND) + "}}"));
 	}
 
 	private CompletionRequest parse(AudioForm form) {

@@ -3,10 +3,11 @@ package dev.tokengap.sim;
 import java.util.List;
 
 /**
- * The stream shape of {@code /v1/audio/transcriptions} and {@code /v1/audio/translations}:
- * {@code data:} chunks with {@code choices[0].delta.content}, no role prelude, written
- * without unset fields (so {@code finish_reason} only on the last), the usage chunk when
- * asked for and {@code [DONE]}.
+ * The stream shape of {@code /v1/audio/transcriptions} and
+ * {@code /v1/audio/translations}: {@code data:} chunks with
+ * {@code choices[0].delta.content}, no role prelude, written without unset fields (so
+ * {@code finish_reason} only on the last), the usage chunk when asked for and
+ * {@code [DONE]}.
  */
 final class AudioStream implements StreamShape {
 
@@ -32,8 +33,8 @@ final class AudioStream implements StreamShape {
 		String end = token.last()
 				? ",\"finish_reason\":" + OpenAiJson.quote(token.finishReason()) + ",\"stop_reason\":null" : "";
 		String usage = this.request.continuousUsage() ? "," + usage(token.completionTokens()) : "";
-		return List.of(event(this.head + "\"choices\":[{\"delta\":{\"content\":" + OpenAiJson.quote(token.text())
-				+ "}" + end + "}]" + usage + "}"));
+		return List.of(event(this.head + "\"choices\":[{\"delta\":{\"content\":" + OpenAiJson.quote(token.text()) + "}"
+				+ end + "}]" + usage + "}"));
 	}
 
 	@Override
@@ -56,8 +57,8 @@ final class AudioStream implements StreamShape {
 
 	private String usage(int completion) {
 		int prompt = this.request.promptTokens();
-		return "\"usage\":{\"prompt_tokens\":" + prompt + ",\"completion_tokens\":" + completion
-				+ ",\"total_tokens\":" + (prompt + completion) + "}";
+		return "\"usage\":{\"prompt_tokens\":" + prompt + ",\"completion_tokens\":" + completion + ",\"total_tokens\":"
+				+ (prompt + completion) + "}";
 	}
 
 	private static String event(String data) {

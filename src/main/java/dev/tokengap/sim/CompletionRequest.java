@@ -16,15 +16,14 @@ package dev.tokengap.sim;
  * @param n choices to generate, each its own engine sequence
  * @param toolName the function a forced {@code tool_choice} ({@code "required"} or a
  * named function) calls, else {@code null}
- * @param perRequestMetrics whether the response carries vLLM's per-request {@code metrics}:
- * {@code tokengap.sim.per-request-metrics} is on and the body does not say
- * {@code "include_metrics": false}
- * @param prompts prompts in the request: several for a completions {@code prompt} given as
- * a list of strings (the simulator generates for them as one), else 1
+ * @param perRequestMetrics whether the response carries vLLM's per-request
+ * {@code metrics}: {@code tokengap.sim.per-request-metrics} is on and the body does not
+ * say {@code "include_metrics": false}
+ * @param prompts prompts in the request: several for a completions {@code prompt} given
+ * as a list of strings (the simulator generates for them as one), else 1
  */
 record CompletionRequest(boolean chat, String promptText, int promptTokens, int maxTokens, boolean stream,
-		boolean includeUsage, boolean continuousUsage, int n, String toolName, boolean perRequestMetrics,
-		int prompts) {
+		boolean includeUsage, boolean continuousUsage, int n, String toolName, boolean perRequestMetrics, int prompts) {
 
 	/** A single-choice request without tools, as responses and messages requests are. */
 	static CompletionRequest single(String promptText, int promptTokens, int maxTokens, boolean stream,

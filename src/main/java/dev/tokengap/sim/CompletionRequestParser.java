@@ -59,8 +59,8 @@ final class CompletionRequestParser {
 	}
 
 	/**
-	 * A {@code /v1/messages} request: {@code system}, {@code messages}, {@code max_tokens}
-	 * (required, as Anthropic's), {@code stream}.
+	 * A {@code /v1/messages} request: {@code system}, {@code messages},
+	 * {@code max_tokens} (required, as Anthropic's), {@code stream}.
 	 */
 	CompletionRequest parseMessages(JsonNode root) {
 		String promptText = PromptText.ofSystem(root.get("system")) + PromptText.ofMessages(root.get("messages"));

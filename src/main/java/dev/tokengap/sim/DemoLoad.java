@@ -12,9 +12,9 @@ import reactor.netty.ByteBufFlux;
 import reactor.netty.http.client.HttpClient;
 
 /**
- * A gentle, endless chat load sent through the proxy's own port in demo mode, so that a newcomer
- * sees live histograms (and, now and then, a long prompt's prefill stalling the other streams)
- * without writing a client.
+ * A gentle, endless chat load sent through the proxy's own port in demo mode, so that a
+ * newcomer sees live histograms (and, now and then, a long prompt's prefill stalling the
+ * other streams) without writing a client.
  */
 public final class DemoLoad implements AutoCloseable {
 
@@ -58,8 +58,10 @@ public final class DemoLoad implements AutoCloseable {
 
 	private Mono<Void> oneRequest(SplittableRandom random) {
 		int maxTokens = 32 + random.nextInt(224);
-		// One request in ten carries a long prompt: its prefill shows up as a gap in the others.
-		// Each prompt starts differently, or the simulator's prefix cache would serve the long
+		// One request in ten carries a long prompt: its prefill shows up as a gap in the
+		// others.
+		// Each prompt starts differently, or the simulator's prefix cache would serve the
+		// long
 		// ones after the first.
 		int promptChars = (random.nextInt(10) == 0) ? 6000 + random.nextInt(6000) : 40 + random.nextInt(400);
 		String body = "{\"model\":\"" + this.model + "\",\"stream\":true,\"max_tokens\":" + maxTokens

@@ -8,7 +8,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.validation.annotation.Validated;
 
 /**
- * The demo's background load ({@code tokengap.demo.*}), used only in demo mode (no upstream URL).
+ * The demo's background load ({@code tokengap.demo.*}), used only in demo mode (no
+ * upstream URL).
  *
  * @param load drive a gentle load through the proxy so the histograms fill at once
  * @param concurrency streams the demo keeps in flight

@@ -9,8 +9,8 @@ import io.netty.handler.codec.http.HttpHeaders;
  * <ul>
  * <li>{@code X-Sim-Stall: K:ms}: the HTTP layer holds token K's event for ms while the
  * engine runs on (later tokens queue behind it);</li>
- * <li>{@code X-Sim-Engine-Stall: K:ms[,K:ms...]}: the engine step producing token K lasts ms
- * longer, for every stream in it (several stalls in increasing token order);</li>
+ * <li>{@code X-Sim-Engine-Stall: K:ms[,K:ms...]}: the engine step producing token K lasts
+ * ms longer, for every stream in it (several stalls in increasing token order);</li>
  * <li>{@code X-Sim-Reset-After: K}: after token K's event the TCP connection is
  * reset;</li>
  * <li>{@code X-Sim-Error-After: K}: after token K's event the stream ends with the
@@ -67,9 +67,8 @@ record FaultHeaders(int httpStallToken, Duration httpStall, int[] engineStallTok
 			stallNanos[i] = Duration.ofMillis(stall[1]).toNanos();
 		}
 		return new FaultHeaders(httpStall[0], Duration.ofMillis(httpStall[1]), stallTokens, stallNanos,
-				optionalNumber(RESET_AFTER, reset),
-				optionalNumber(ERROR_AFTER, errorAfter), flag(ERROR_BEFORE_FIRST, errorBeforeFirst),
-				optionalNumber(REASONING_TOKENS, reasoning));
+				optionalNumber(RESET_AFTER, reset), optionalNumber(ERROR_AFTER, errorAfter),
+				flag(ERROR_BEFORE_FIRST, errorBeforeFirst), optionalNumber(REASONING_TOKENS, reasoning));
 	}
 
 	boolean holdsToken(int index) {

@@ -90,7 +90,9 @@ final class MessagesJson {
 				+ OpenAiJson.quote(ex.getMessage()) + "}}";
 	}
 
-	/** The in-band error event's JSON, written with Python's {@code json.dumps} spacing. */
+	/**
+	 * The in-band error event's JSON, written with Python's {@code json.dumps} spacing.
+	 */
 	static String streamError(String message) {
 		return "{\"type\": \"error\", \"error\": {\"type\": \"api_error\", \"message\": " + OpenAiJson.quote(message)
 				+ "}}";

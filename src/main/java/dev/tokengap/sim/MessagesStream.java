@@ -42,11 +42,11 @@ final class MessagesStream implements StreamShape {
 			this.blockIndex++;
 			this.blockOpen = true;
 			this.thinkingBlock = thinking;
-			events.add(event("content_block_start", "\"index\":" + this.blockIndex + ",\"content_block\":"
-					+ MessagesJson.block(thinking, "")));
+			events.add(event("content_block_start",
+					"\"index\":" + this.blockIndex + ",\"content_block\":" + MessagesJson.block(thinking, "")));
 		}
-		events.add(event("content_block_delta", "\"index\":" + this.blockIndex + ",\"delta\":"
-				+ MessagesJson.delta(thinking, output.token().text())));
+		events.add(event("content_block_delta",
+				"\"index\":" + this.blockIndex + ",\"delta\":" + MessagesJson.delta(thinking, output.token().text())));
 		this.last = output.token();
 		return events;
 	}

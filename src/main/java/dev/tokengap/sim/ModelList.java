@@ -4,9 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The body of vLLM's {@code GET /v1/models}: one card per served name (aliases share the model's
- * {@code root}), then one per LoRA adapter ({@code root} its path, {@code parent} the first served
- * name), as vLLM's {@code OpenAIServingModels.show_available_models} writes them.
+ * The body of vLLM's {@code GET /v1/models}: one card per served name (aliases share the
+ * model's {@code root}), then one per LoRA adapter ({@code root} its path, {@code parent}
+ * the first served name), as vLLM's {@code OpenAIServingModels.show_available_models}
+ * writes them.
  */
 final class ModelList {
 

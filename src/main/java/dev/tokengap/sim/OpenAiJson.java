@@ -101,7 +101,8 @@ final class OpenAiJson {
 	 * per-request metrics when asked for; vLLM writes it without nulls, so suppressed
 	 * metrics are left out.
 	 * @param completionTokens output tokens of all choices
-	 * @param timings the engine timestamps of the request's sequence, {@code null} if unknown
+	 * @param timings the engine timestamps of the request's sequence, {@code null} if
+	 * unknown
 	 */
 	String usageChunk(int completionTokens, RequestTimings timings) {
 		String metrics = (this.request.perRequestMetrics() && this.request.metricsAttributable() && timings != null)
@@ -175,7 +176,9 @@ final class OpenAiJson {
 				+ finishReason + ",\"stop_reason\":null,\"prompt_logprobs\":null}";
 	}
 
-	/** A tool call id as vLLM makes them: {@code chatcmpl-tool-} and a random hex uuid. */
+	/**
+	 * A tool call id as vLLM makes them: {@code chatcmpl-tool-} and a random hex uuid.
+	 */
 	static String toolCallId() {
 		return "chatcmpl-tool-" + UUID.randomUUID().toString().replace("-", "");
 	}

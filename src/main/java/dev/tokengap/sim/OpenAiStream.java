@@ -6,9 +6,9 @@ import java.util.List;
 /**
  * The chat and completions stream shape: {@code data:} events only; for chat a role
  * prelude per choice with the first token, deltas of {@code reasoning}, {@code content}
- * or {@code tool_calls}; one chunk per choice per engine output; the usage chunk (with the
- * per-request metrics when asked for) and {@code [DONE]} at the end, also after an in-band
- * error.
+ * or {@code tool_calls}; one chunk per choice per engine output; the usage chunk (with
+ * the per-request metrics when asked for) and {@code [DONE]} at the end, also after an
+ * in-band error.
  */
 final class OpenAiStream implements StreamShape {
 
@@ -22,7 +22,9 @@ final class OpenAiStream implements StreamShape {
 
 	private boolean preludeSent;
 
-	/** The engine timestamps that came with the last output, for the per-request metrics. */
+	/**
+	 * The engine timestamps that came with the last output, for the per-request metrics.
+	 */
 	private RequestTimings timings;
 
 	OpenAiStream(OpenAiJson json) {

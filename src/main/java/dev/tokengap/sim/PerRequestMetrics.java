@@ -1,9 +1,9 @@
 package dev.tokengap.sim;
 
 /**
- * vLLM's per-request {@code metrics} object ({@code --enable-per-request-metrics}, vLLM PR
- * #46768, {@code build_per_request_timing_metrics}), from the engine's timestamps of the
- * request's one sequence, in milliseconds written as Python writes floats:
+ * vLLM's per-request {@code metrics} object ({@code --enable-per-request-metrics}, vLLM
+ * PR #46768, {@code build_per_request_timing_metrics}), from the engine's timestamps of
+ * the request's one sequence, in milliseconds written as Python writes floats:
  *
  * <pre>
  * time_to_first_token_ms  first token - first scheduled

@@ -4,11 +4,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * vLLM v1's automatic prefix caching, reduced to what costs time: which full prompt blocks
- * have been computed before. A block is known by a hash of the prompt text up to its end,
- * so two prompts share exactly the blocks of their common prefix; the least recently used
- * block is forgotten first once {@code num-kv-blocks} are known. Owned by the engine
- * thread.
+ * vLLM v1's automatic prefix caching, reduced to what costs time: which full prompt
+ * blocks have been computed before. A block is known by a hash of the prompt text up to
+ * its end, so two prompts share exactly the blocks of their common prefix; the least
+ * recently used block is forgotten first once {@code num-kv-blocks} are known. Owned by
+ * the engine thread.
  *
  * <p>
  * Simplified from vLLM: cached blocks save prefill compute, not KV memory (a hit still

@@ -4,9 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * vLLM's {@code /v1/responses} bodies for one request: the response object and its
- * output items, in the field order of vLLM's pydantic models (OpenAI's, mostly
- * alphabetical), with every field the OpenAI SDKs require.
+ * vLLM's {@code /v1/responses} bodies for one request: the response object and its output
+ * items, in the field order of vLLM's pydantic models (OpenAI's, mostly alphabetical),
+ * with every field the OpenAI SDKs require.
  */
 final class ResponsesJson {
 
@@ -65,8 +65,8 @@ final class ResponsesJson {
 		int input = this.request.promptTokens();
 		int reasoning = Math.min(outputTokens, this.plan.reasoningTokens());
 		return "{\"input_tokens\":" + input + ",\"input_tokens_details\":{\"cached_tokens\":0},\"output_tokens\":"
-				+ outputTokens + ",\"output_tokens_details\":{\"reasoning_tokens\":" + reasoning
-				+ "},\"total_tokens\":" + (input + outputTokens) + "}";
+				+ outputTokens + ",\"output_tokens_details\":{\"reasoning_tokens\":" + reasoning + "},\"total_tokens\":"
+				+ (input + outputTokens) + "}";
 	}
 
 	static String messageItem(String itemId, String status, String text) {

@@ -140,8 +140,8 @@ final class ResponsesStream implements StreamShape {
 	 * those after it (ending with a comma), then {@code type}.
 	 */
 	private String event(String type, String before, String after) {
-		return "event: " + type + "\ndata: {" + before + ",\"sequence_number\":" + this.sequenceNumber++ + ","
-				+ after + "\"type\":\"" + type + "\"}\n\n";
+		return "event: " + type + "\ndata: {" + before + ",\"sequence_number\":" + this.sequenceNumber++ + "," + after
+				+ "\"type\":\"" + type + "\"}\n\n";
 	}
 
 }

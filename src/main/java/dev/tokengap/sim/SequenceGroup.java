@@ -35,7 +35,8 @@ final class SequenceGroup {
 		this.sequences = new ArrayList<>(call.n());
 		for (int i = 0; i < call.n(); i++) {
 			String seed = (i == 0) ? call.promptText() : call.promptText() + '\u0000' + i;
-			// Every choice has the same prompt: the prefix cache serves it to all but the first,
+			// Every choice has the same prompt: the prefix cache serves it to all but the
+			// first,
 			// as vLLM's parallel sampling shares the prompt's KV blocks.
 			this.sequences.add(new SimSequence((call.n() > 1) ? i + "_" + traceId : traceId, call.promptText(),
 					call.promptTokens(), call.maxTokens(), engine.vocabulary().textsFor(seed),
@@ -102,12 +103,11 @@ final class SequenceGroup {
 			int choice = i;
 			feeds.add(this.sequences.get(i)
 				.outputs()
-				.subscribe((token) -> merged.tryEmitNext(new ChoiceOutput(choice, token)), merged::tryEmitError,
-						() -> {
-							if (open.decrementAndGet() == 0) {
-								merged.tryEmitComplete();
-							}
-						}));
+				.subscribe((token) -> merged.tryEmitNext(new ChoiceOutput(choice, token)), merged::tryEmitError, () -> {
+					if (open.decrementAndGet() == 0) {
+						merged.tryEmitComplete();
+					}
+				}));
 		}
 		return merged.asFlux().doOnCancel(feeds::dispose);
 	}

@@ -117,8 +117,8 @@ final class SimSequence {
 	/**
 	 * Decoding: past its first token and not preempted since its last one, so all that is
 	 * left to compute is its own sampled output (the last token, and with speculative
-	 * decoding the drafts accepted with it). Anything else is prefill: a new prompt's, or a
-	 * recompute.
+	 * decoding the drafts accepted with it). Anything else is prefill: a new prompt's, or
+	 * a recompute.
 	 */
 	boolean decoding() {
 		return this.generated > 0 && !this.preemptedSinceLastToken;

@@ -44,32 +44,34 @@ import org.springframework.validation.annotation.Validated;
  * opens with as reasoning: chat's {@code delta.reasoning}, a responses reasoning item, a
  * messages {@code thinking} block (a request's {@code X-Sim-Reasoning-Tokens} header
  * overrides it)
- * @param maxNumQueuedReqs waiting requests at most before new ones are refused with 503, as
- * vLLM's {@code --max-num-queued-reqs}; 0 admits everything (vLLM's default)
- * @param prefixCaching whether a prompt's full blocks already computed for an earlier prompt
- * with the same text prefix are reused instead of prefilled, as vLLM v1's automatic prefix
- * caching (on by default there too)
- * @param aliases further served names of the model, as vLLM's {@code --served-model-name model
- * alias...}: listed by {@code /v1/models} with the model's {@code root}, served like it; the
- * engine's own series keep the first name
- * @param loraAdapters LoRA adapters, as vLLM's {@code --lora-modules name=path}: listed by
- * {@code /v1/models} with {@code parent} the model, served like it (the simulator has no
- * weights to adapt)
+ * @param maxNumQueuedReqs waiting requests at most before new ones are refused with 503,
+ * as vLLM's {@code --max-num-queued-reqs}; 0 admits everything (vLLM's default)
+ * @param prefixCaching whether a prompt's full blocks already computed for an earlier
+ * prompt with the same text prefix are reused instead of prefilled, as vLLM v1's
+ * automatic prefix caching (on by default there too)
+ * @param aliases further served names of the model, as vLLM's
+ * {@code --served-model-name model
+ * alias...}: listed by {@code /v1/models} with the model's {@code root}, served like it;
+ * the engine's own series keep the first name
+ * @param loraAdapters LoRA adapters, as vLLM's {@code --lora-modules name=path}: listed
+ * by {@code /v1/models} with {@code parent} the model, served like it (the simulator has
+ * no weights to adapt)
  * @param numSpeculativeTokens draft tokens proposed per decode step, as vLLM's
- * {@code --speculative-config num_speculative_tokens}; 0 (the default) decodes one token a step.
- * With drafts, each decode step emits its accepted drafts plus one token in one output (one SSE
- * event carrying several tokens, as vLLM's) and the {@code vllm:spec_decode_*} counters exist
- * @param specAcceptanceRate chance that each draft token is accepted, given the ones before it
- * were (a draft is accepted up to its first rejection)
- * @param perRequestMetrics whether responses carry vLLM's per-request {@code metrics} object, as
- * vLLM's {@code --enable-per-request-metrics} (PR #46768): TTFT, generation (decode) time, queue
- * time, mean ITL and tokens per second of the request, from the engine's own timestamps (an
- * {@code X-Sim-Stall} held in the HTTP layer is not in them); on the final usage chunk of a
- * chat or completions stream, in {@code response.completed} of a responses stream, at the top
- * of a whole body; suppressed for {@code n > 1} or several prompts ({@code "metrics":null}, a
- * stream's usage chunk drops it as vLLM's does its nulls), left out for a request with
- * {@code "include_metrics": false}. Off (the default), no response has the key, as a vLLM
- * without the feature
+ * {@code --speculative-config num_speculative_tokens}; 0 (the default) decodes one token
+ * a step. With drafts, each decode step emits its accepted drafts plus one token in one
+ * output (one SSE event carrying several tokens, as vLLM's) and the
+ * {@code vllm:spec_decode_*} counters exist
+ * @param specAcceptanceRate chance that each draft token is accepted, given the ones
+ * before it were (a draft is accepted up to its first rejection)
+ * @param perRequestMetrics whether responses carry vLLM's per-request {@code metrics}
+ * object, as vLLM's {@code --enable-per-request-metrics} (PR #46768): TTFT, generation
+ * (decode) time, queue time, mean ITL and tokens per second of the request, from the
+ * engine's own timestamps (an {@code X-Sim-Stall} held in the HTTP layer is not in them);
+ * on the final usage chunk of a chat or completions stream, in {@code response.completed}
+ * of a responses stream, at the top of a whole body; suppressed for {@code n > 1} or
+ * several prompts ({@code "metrics":null}, a stream's usage chunk drops it as vLLM's does
+ * its nulls), left out for a request with {@code "include_metrics": false}. Off (the
+ * default), no response has the key, as a vLLM without the feature
  */
 @ConfigurationProperties("tokengap.sim")
 @Validated
@@ -97,7 +99,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 	}
 
 	/**
-	 * Whether a request's {@code model} names this engine: the model, an alias or an adapter.
+	 * Whether a request's {@code model} names this engine: the model, an alias or an
+	 * adapter.
 	 * @param name the requested model
 	 * @return whether it is served
 	 */

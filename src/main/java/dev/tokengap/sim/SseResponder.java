@@ -58,8 +58,8 @@ final class SseResponder {
 		// Cutting cancels the engine's outputs, which aborts the sequences.
 		Flux<ChoiceOutput> kept = (cutAfter < 0) ? outputs
 				: outputs.takeUntil((output) -> output.index() >= cutAfter && cut.compareAndSet(false, true));
-		Flux<String> tail = Flux.defer(() -> Flux.fromIterable(!cut.get() ? shape.end()
-				: faults.resets() ? List.<String>of() : shape.error(ERROR_AFTER_MESSAGE)));
+		Flux<String> tail = Flux.defer(() -> Flux.fromIterable(
+				!cut.get() ? shape.end() : faults.resets() ? List.<String>of() : shape.error(ERROR_AFTER_MESSAGE)));
 		return Flux.fromIterable(shape.start())
 			.concatWith(kept.concatMapIterable(shape::of))
 			.concatWith(tail)

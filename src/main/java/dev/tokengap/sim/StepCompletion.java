@@ -7,9 +7,9 @@ import reactor.core.publisher.Sinks;
 /**
  * The end of one engine step: every scheduled sequence whose pending tokens are now all
  * computed gets its next token, recorded in the trace and the metrics, then handed to its
- * HTTP stream. With speculative decoding a decode step also yields the drafts the target model
- * accepted, in the same output (one event carrying several tokens, as vLLM sends them). Runs on
- * the engine thread.
+ * HTTP stream. With speculative decoding a decode step also yields the drafts the target
+ * model accepted, in the same output (one event carrying several tokens, as vLLM sends
+ * them). Runs on the engine thread.
  */
 final class StepCompletion {
 
@@ -65,8 +65,8 @@ final class StepCompletion {
 	/**
 	 * As vLLM when the client goes away: out of the engine at once, kept out of the
 	 * latencies and of {@code vllm:request_success_total} (vLLM's API server drops the
-	 * request's state before any statistics are recorded, so its {@code abort} series does
-	 * not count client aborts).
+	 * request's state before any statistics are recorded, so its {@code abort} series
+	 * does not count client aborts).
 	 */
 	void abort(SimSequence sequence) {
 		if (sequence.active()) {
@@ -75,9 +75,9 @@ final class StepCompletion {
 	}
 
 	/**
-	 * Drafts of a decode step the target model accepted: each one given the ones before it, up to
-	 * the first rejection, and never past the request's max tokens. The prefill step that yields
-	 * the first token drafts nothing.
+	 * Drafts of a decode step the target model accepted: each one given the ones before
+	 * it, up to the first rejection, and never past the request's max tokens. The prefill
+	 * step that yields the first token drafts nothing.
 	 */
 	private int acceptedDrafts(SimSequence sequence, int index) {
 		int proposed = this.metrics.speculativeTokens;

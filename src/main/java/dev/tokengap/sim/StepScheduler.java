@@ -145,7 +145,8 @@ final class StepScheduler {
 	private void applyEngineStalls(StepPlan plan) {
 		for (StepPlan.Scheduled scheduled : plan.scheduled()) {
 			SimSequence sequence = scheduled.sequence();
-			// At the step that produces token K, or the first after it when accepted drafts
+			// At the step that produces token K, or the first after it when accepted
+			// drafts
 			// (speculative decoding) carried the output past K.
 			int next = sequence.engineStallsApplied;
 			if (next < sequence.engineStallTokens.length && sequence.generated >= sequence.engineStallTokens[next]

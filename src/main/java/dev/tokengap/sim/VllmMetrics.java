@@ -22,7 +22,10 @@ final class VllmMetrics {
 	static final double[] REQUEST_EDGES = { 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0,
 			60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
 
-	/** vLLM's token-count edges (1, 2, 5 per decade) up to the simulator's default max-model-len. */
+	/**
+	 * vLLM's token-count edges (1, 2, 5 per decade) up to the simulator's default
+	 * max-model-len.
+	 */
 	static final double[] TOKEN_COUNT_EDGES = { 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000 };
 
 	static final double[] ITERATION_TOKEN_EDGES = { 1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384 };
@@ -45,10 +48,14 @@ final class VllmMetrics {
 
 	final AtomicLong promptTokens = new AtomicLong();
 
-	/** Prompt tokens by source, counted as {@link #promptTokens} is: at the first token. */
+	/**
+	 * Prompt tokens by source, counted as {@link #promptTokens} is: at the first token.
+	 */
 	final AtomicLongArray promptTokensBySource = new AtomicLongArray(PROMPT_SOURCES.size());
 
-	/** Tokens looked up in the prefix cache, at every admission (after preemption too). */
+	/**
+	 * Tokens looked up in the prefix cache, at every admission (after preemption too).
+	 */
 	final AtomicLong prefixCacheQueries = new AtomicLong();
 
 	final AtomicLong prefixCacheHits = new AtomicLong();
@@ -71,7 +78,10 @@ final class VllmMetrics {
 
 	final VllmHistogram requestQueueTime = new VllmHistogram(REQUEST_EDGES);
 
-	/** Draft tokens per decode step; 0 without speculative decoding (then no spec_decode series). */
+	/**
+	 * Draft tokens per decode step; 0 without speculative decoding (then no spec_decode
+	 * series).
+	 */
 	final int speculativeTokens;
 
 	final AtomicLong specDrafts = new AtomicLong();
@@ -80,7 +90,9 @@ final class VllmMetrics {
 
 	final AtomicLong specAcceptedTokens = new AtomicLong();
 
-	/** Accepted tokens by draft position (0-based), as vLLM's {@code ..._per_pos_total}. */
+	/**
+	 * Accepted tokens by draft position (0-based), as vLLM's {@code ..._per_pos_total}.
+	 */
 	final AtomicLongArray specAcceptedPerPosition;
 
 	VllmMetrics() {
@@ -95,8 +107,8 @@ final class VllmMetrics {
 	}
 
 	/**
-	 * One decode step of one request that proposed {@link #speculativeTokens} drafts and accepted
-	 * the first {@code accepted} of them.
+	 * One decode step of one request that proposed {@link #speculativeTokens} drafts and
+	 * accepted the first {@code accepted} of them.
 	 */
 	void drafted(int accepted) {
 		this.specDrafts.incrementAndGet();

@@ -4,9 +4,8 @@ package dev.tokengap.sim;
  * Writes the simulator's {@code /metrics} in Prometheus text format 0.0.4 the way vLLM
  * v1's {@code prometheus_client} does: HELP and TYPE lines, labels in sorted order
  * ({@code engine}, {@code finished_reason}, {@code le}, {@code model_name},
- * {@code reason}, {@code source}),
- * {@code _created} gauges, every value as a Python float. These are vLLM's names, not
- * tokengap's, so no Micrometer.
+ * {@code reason}, {@code source}), {@code _created} gauges, every value as a Python
+ * float. These are vLLM's names, not tokengap's, so no Micrometer.
  */
 final class VllmMetricsWriter {
 
@@ -59,8 +58,9 @@ final class VllmMetricsWriter {
 	}
 
 	/**
-	 * prometheus_client's process collector, which vLLM's default registry carries: its start
-	 * time tells one engine process from another (or from itself restarted) behind one URL.
+	 * prometheus_client's process collector, which vLLM's default registry carries: its
+	 * start time tells one engine process from another (or from itself restarted) behind
+	 * one URL.
 	 */
 	private static void processStartTime(StringBuilder out, VllmMetrics metrics) {
 		header(out, "process_start_time_seconds", "Start time of the process since unix epoch in seconds.", "gauge");
@@ -184,7 +184,10 @@ final class VllmMetricsWriter {
 		sample(out, name, extraLabel, "", value);
 	}
 
-	/** {@code trailingLabel} sorts after {@code model_name}, as {@code reason} and {@code source} do. */
+	/**
+	 * {@code trailingLabel} sorts after {@code model_name}, as {@code reason} and
+	 * {@code source} do.
+	 */
 	private void sample(StringBuilder out, String name, String extraLabel, String trailingLabel, double value) {
 		out.append(name).append('{').append(this.engineLabel).append(',');
 		if (!extraLabel.isEmpty()) {

@@ -1,17 +1,15 @@
 package dev.tokengap.sse;
 
 /**
- * Reads one JSON number byte by byte, validating its grammar and keeping its value: exactly when
- * it is a non-negative integer that fits a long (all that {@code usage.completion_tokens} needs),
- * and as a double for any number (vLLM's per-request metrics are milliseconds such as
- * {@code 85.2} or {@code 1.5e-05}).
- * <pre>
+ * Reads one JSON number byte by byte, validating its grammar and keeping its value:
+ * exactly when it is a non-negative integer that fits a long (all that
+ * {@code usage.completion_tokens} needs), and as a double for any number (vLLM's
+ * per-request metrics are milliseconds such as {@code 85.2} or {@code 1.5e-05}). <pre>
  * ['-' MINUS] --> ZERO ('0') or INT --'.'--> FRACTION_START --digit--> FRACTION
  * ZERO, INT or FRACTION --'e' or 'E'--> EXPONENT_START --['+' or '-' EXPONENT_SIGN]--> EXPONENT
- * </pre>
- * A number has no closing byte: the first byte that cannot continue it ends it, unconsumed. The
- * digits are kept as a long mantissa and a power of ten, so reading allocates nothing; the double
- * is only computed when asked for.
+ * </pre> A number has no closing byte: the first byte that cannot continue it ends it,
+ * unconsumed. The digits are kept as a long mantissa and a power of ten, so reading
+ * allocates nothing; the double is only computed when asked for.
  */
 final class JsonNumberReader {
 
@@ -27,12 +25,14 @@ final class JsonNumberReader {
 	private static final int MINUS = 0, ZERO = 1, INT = 2, FRACTION_START = 3, FRACTION = 4, EXPONENT_START = 5,
 			EXPONENT_SIGN = 6, EXPONENT = 7;
 
-	/** An exponent past this is as good as infinite: any double is then zero or infinity. */
+	/**
+	 * An exponent past this is as good as infinite: any double is then zero or infinity.
+	 */
 	private static final int MAX_EXPONENT = 100_000;
 
 	/** The powers of ten a double holds exactly. */
-	private static final double[] POWERS_OF_TEN = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-			1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+	private static final double[] POWERS_OF_TEN = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+			1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 
 	private int state;
 
@@ -41,7 +41,10 @@ final class JsonNumberReader {
 	/** The significant digits read, as many as fit a long. */
 	private long mantissa;
 
-	/** The power of ten the mantissa is to be scaled by: minus fraction digits, plus dropped ones. */
+	/**
+	 * The power of ten the mantissa is to be scaled by: minus fraction digits, plus
+	 * dropped ones.
+	 */
 	private long scale;
 
 	private int exponent;
@@ -71,8 +74,8 @@ final class JsonNumberReader {
 	}
 
 	/**
-	 * Consumes the number's next byte. A byte that makes it {@link #INVALID} may leave anything in
-	 * the value, which is then never read.
+	 * Consumes the number's next byte. A byte that makes it {@link #INVALID} may leave
+	 * anything in the value, which is then never read.
 	 */
 	int accept(byte b) {
 		boolean digit = b >= '0' && b <= '9';
@@ -115,10 +118,10 @@ final class JsonNumberReader {
 	}
 
 	/**
-	 * The number's value: correctly rounded when its digits make an integer below 2<sup>53</sup>
-	 * scaled by at most 22 powers of ten (such as every millisecond figure Python writes with up
-	 * to 15 significant digits), else within a few units in the last place; infinite past a
-	 * double's range.
+	 * The number's value: correctly rounded when its digits make an integer below
+	 * 2<sup>53</sup> scaled by at most 22 powers of ten (such as every millisecond figure
+	 * Python writes with up to 15 significant digits), else within a few units in the
+	 * last place; infinite past a double's range.
 	 */
 	double doubleValue() {
 		if (this.mantissa == 0) {
@@ -130,9 +133,10 @@ final class JsonNumberReader {
 	}
 
 	/**
-	 * One exact multiplication or division for the powers a double holds exactly (then the result
-	 * is rounded once); a tiny number is divided in two steps so that the power of ten does not
-	 * underflow (or its inverse overflow) before the mantissa is applied.
+	 * One exact multiplication or division for the powers a double holds exactly (then
+	 * the result is rounded once); a tiny number is divided in two steps so that the
+	 * power of ten does not underflow (or its inverse overflow) before the mantissa is
+	 * applied.
 	 */
 	private static double scaled(long mantissa, long power) {
 		int exact = POWERS_OF_TEN.length - 1;
@@ -165,7 +169,9 @@ final class JsonNumberReader {
 		return MORE;
 	}
 
-	/** Once a digit is dropped, so are all after it: the mantissa keeps the leading ones. */
+	/**
+	 * Once a digit is dropped, so are all after it: the mantissa keeps the leading ones.
+	 */
 	private void integerDigit(int digit) {
 		if (this.scale > 0 || this.mantissa > (Long.MAX_VALUE - digit) / 10) {
 			this.scale++;
@@ -176,8 +182,9 @@ final class JsonNumberReader {
 	}
 
 	/**
-	 * A fraction digit that no longer fits the mantissa is below its precision, so dropped (the
-	 * bound does not depend on the digit, so neither do the digits after it).
+	 * A fraction digit that no longer fits the mantissa is below its precision, so
+	 * dropped (the bound does not depend on the digit, so neither do the digits after
+	 * it).
 	 */
 	private void fractionDigit(int digit) {
 		if (this.mantissa <= (Long.MAX_VALUE - 9) / 10) {

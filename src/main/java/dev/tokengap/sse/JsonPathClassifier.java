@@ -4,30 +4,32 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * Follows the few JSON paths of a streamed event that decide its {@link SseEventKind}, from the
- * structure a {@link JsonTokenizer} reports, for every stream shape vLLM serves (chat and text
- * completions, audio, the Responses API, the Messages API). Only this tree of containers is
- * tracked; anything else is an unknown subtree that is just counted in and out:
- * <pre>
+ * Follows the few JSON paths of a streamed event that decide its {@link SseEventKind},
+ * from the structure a {@link JsonTokenizer} reports, for every stream shape vLLM serves
+ * (chat and text completions, audio, the Responses API, the Messages API). Only this tree
+ * of containers is tracked; anything else is an unknown subtree that is just counted in
+ * and out: <pre>
  * (document) --> {root} --> "choices": [ ] --> element { } --> "delta": { } --> "tool_calls": [ ]
  *                   |----> "usage": { }                       (completion_tokens, output_tokens)
  *                   |----> "metrics": { }                     (vLLM's per-request metrics)
  *                   |----> "delta": { }                       (Messages: text, thinking, partial_json)
  *                   '----> "response": { } --> "usage": { }   (Responses: output_tokens)
  *                                          '-> "metrics": { } (Responses: per-request metrics)
- * </pre>
- * Keys are matched only inside a tracked container, so {@code logprobs.content} or a {@code text}
- * key deeper in a choice never counts. Scalars that need the event type (the Responses API's root
- * {@code delta} string, the Messages API's {@code delta} object) are noted while they pass, and
- * judged in {@link #kind} once the whole event, and so its root {@code type}, has been read.
+ * </pre> Keys are matched only inside a tracked container, so {@code logprobs.content} or
+ * a {@code text} key deeper in a choice never counts. Scalars that need the event type
+ * (the Responses API's root {@code delta} string, the Messages API's {@code delta}
+ * object) are noted while they pass, and judged in {@link #kind} once the whole event,
+ * and so its root {@code type}, has been read.
  * <p>
- * The per-request metrics that vLLM sends with {@code --enable-per-request-metrics} (in the final
- * usage chunk, or in the Responses API's {@code response.completed}) are read as numbers and
- * decide no kind.
+ * The per-request metrics that vLLM sends with {@code --enable-per-request-metrics} (in
+ * the final usage chunk, or in the Responses API's {@code response.completed}) are read
+ * as numbers and decide no kind.
  */
 final class JsonPathClassifier {
 
-	/** Choice indexes from this one up share the last bit of {@link #contentChoices()}. */
+	/**
+	 * Choice indexes from this one up share the last bit of {@link #contentChoices()}.
+	 */
 	static final int MAX_CHOICE_BIT = 63;
 
 	private static final int CTX_DOCUMENT = 0, CTX_ROOT = 1, CTX_CHOICES = 2, CTX_CHOICE = 3, CTX_DELTA = 4,
@@ -37,8 +39,10 @@ final class JsonPathClassifier {
 	private static final int[] PARENT = { CTX_DOCUMENT, CTX_DOCUMENT, CTX_ROOT, CTX_CHOICES, CTX_CHOICE, CTX_DELTA,
 			CTX_ROOT, CTX_ROOT, CTX_ROOT, CTX_RESPONSE, CTX_ROOT, CTX_RESPONSE };
 
-	// Keys, grouped by the context they are looked up in; since a key is only known within its own
-	// context, a key also says what a value means. Ids above the keys name array elements and the root.
+	// Keys, grouped by the context they are looked up in; since a key is only known
+	// within its own
+	// context, a key also says what a value means. Ids above the keys name array elements
+	// and the root.
 	private static final int UNKNOWN = 0, ERROR = 1, OBJECT = 2, CHOICES = 3, USAGE = 4, TYPE = 5, ROOT_DELTA = 6,
 			RESPONSE = 7, METRICS = 8, DELTA = 9, TEXT = 10, INDEX = 11, CONTENT = 12, REASONING_CONTENT = 13,
 			REASONING = 14, TOOL_CALLS = 15, ROLE = 16, COMPLETION_TOKENS = 17, OUTPUT_TOKENS = 18, BLOCK_TEXT = 19,
@@ -95,7 +99,10 @@ final class JsonPathClassifier {
 	/** A non-empty root {@code delta} string (Responses API deltas). */
 	private boolean rootDelta;
 
-	/** A non-empty text, thinking or partial JSON in a root {@code delta} object (Messages API). */
+	/**
+	 * A non-empty text, thinking or partial JSON in a root {@code delta} object (Messages
+	 * API).
+	 */
 	private boolean blockDelta;
 
 	private int choices;
@@ -110,7 +117,10 @@ final class JsonPathClassifier {
 
 	private long outputTokens;
 
-	/** A number was read at a metrics field; until then the fields keep their absent values. */
+	/**
+	 * A number was read at a metrics field; until then the fields keep their absent
+	 * values.
+	 */
 	private boolean metricsRead;
 
 	private double queueMs = Double.NaN;
@@ -149,8 +159,8 @@ final class JsonPathClassifier {
 
 	/**
 	 * The kind of a complete, well-formed event; the caller decides that it is one.
-	 * @param eventType the event's {@code event:} field value, or null to use the JSON's root
-	 * {@code type}
+	 * @param eventType the event's {@code event:} field value, or null to use the JSON's
+	 * root {@code type}
 	 * @param eventTypeLength its length ({@code MAX_TEXT + 1} when longer than kept)
 	 */
 	SseEventKind kind(byte[] eventType, int eventTypeLength) {
@@ -178,8 +188,8 @@ final class JsonPathClassifier {
 	}
 
 	/**
-	 * Which choices carried content: bit {@code i} for choice index {@code i}, indexes from
-	 * {@value #MAX_CHOICE_BIT} up on the last bit; bit 0 for shapes without choices.
+	 * Which choices carried content: bit {@code i} for choice index {@code i}, indexes
+	 * from {@value #MAX_CHOICE_BIT} up on the last bit; bit 0 for shapes without choices.
 	 */
 	long contentChoices() {
 		return this.contentChoices;
@@ -195,16 +205,16 @@ final class JsonPathClassifier {
 	}
 
 	/**
-	 * The choice the output token count belongs to: the index of the event's only choice, or -1
-	 * when the event had no choice or several (a count for the whole stream).
+	 * The choice the output token count belongs to: the index of the event's only choice,
+	 * or -1 when the event had no choice or several (a count for the whole stream).
 	 */
 	int tokensChoice() {
 		return (this.choices == 1) ? this.lastChoiceIndex : -1;
 	}
 
 	/**
-	 * Whether a per-request {@code metrics} object at the root or in the root {@code response}
-	 * gave a value for at least one of the fields below.
+	 * Whether a per-request {@code metrics} object at the root or in the root
+	 * {@code response} gave a value for at least one of the fields below.
 	 */
 	boolean engineMetrics() {
 		return this.metricsRead && (!Double.isNaN(this.queueMs) || !Double.isNaN(this.firstTokenMs)
@@ -216,12 +226,18 @@ final class JsonPathClassifier {
 		return this.queueMs;
 	}
 
-	/** {@code metrics.time_to_first_token_ms}, or NaN when absent, null or not a finite number. */
+	/**
+	 * {@code metrics.time_to_first_token_ms}, or NaN when absent, null or not a finite
+	 * number.
+	 */
 	double firstTokenMs() {
 		return this.firstTokenMs;
 	}
 
-	/** {@code metrics.generation_time_ms}, or NaN when absent, null or not a finite number. */
+	/**
+	 * {@code metrics.generation_time_ms}, or NaN when absent, null or not a finite
+	 * number.
+	 */
 	double generationMs() {
 		return this.generationMs;
 	}
@@ -241,8 +257,8 @@ final class JsonPathClassifier {
 	}
 
 	/**
-	 * A value starts; {@code first} is its first byte, so an opening brace or bracket opens a
-	 * container and {@code 'n'} starts a null.
+	 * A value starts; {@code first} is its first byte, so an opening brace or bracket
+	 * opens a container and {@code 'n'} starts a null.
 	 */
 	void valueStart(byte first) {
 		int meaning = meaning();
@@ -287,8 +303,8 @@ final class JsonPathClassifier {
 	}
 
 	/**
-	 * A number ended; its value is only computed for a scalar that needs it (a key's last number
-	 * wins).
+	 * A number ended; its value is only computed for a scalar that needs it (a key's last
+	 * number wins).
 	 */
 	void numberEnd(JsonNumberReader number) {
 		switch (this.scalar) {
@@ -409,7 +425,8 @@ final class JsonPathClassifier {
 	}
 
 	/**
-	 * Whether a captured string equals {@code name}; {@code length} may exceed the capture buffer.
+	 * Whether a captured string equals {@code name}; {@code length} may exceed the
+	 * capture buffer.
 	 */
 	private static boolean matches(byte[] text, int length, byte[] name) {
 		return length == name.length && Arrays.equals(text, 0, length, name, 0, length);

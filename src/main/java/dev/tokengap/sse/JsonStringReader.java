@@ -1,9 +1,9 @@
 package dev.tokengap.sse;
 
 /**
- * Reads one JSON string, byte by byte after its opening quote, validating escapes and keeping only
- * whether it is empty and its first {@value #MAX_TEXT} decoded bytes (enough for any key or value
- * that {@link JsonPathClassifier} matches).
+ * Reads one JSON string, byte by byte after its opening quote, validating escapes and
+ * keeping only whether it is empty and its first {@value #MAX_TEXT} decoded bytes (enough
+ * for any key or value that {@link JsonPathClassifier} matches).
  */
 final class JsonStringReader {
 
@@ -16,7 +16,10 @@ final class JsonStringReader {
 	/** Returned for a byte that no JSON string may hold there. */
 	static final int INVALID = 2;
 
-	/** How many decoded bytes are kept; a longer string reports a length of {@code MAX_TEXT + 1}. */
+	/**
+	 * How many decoded bytes are kept; a longer string reports a length of
+	 * {@code MAX_TEXT + 1}.
+	 */
 	static final int MAX_TEXT = 64;
 
 	private static final int CHARS = 0, ESCAPE = 1, UNICODE = 2;
@@ -54,8 +57,8 @@ final class JsonStringReader {
 	}
 
 	/**
-	 * The first decoded bytes; only the first {@link #length()} of them, if that is at most
-	 * {@link #MAX_TEXT}, belong to the string.
+	 * The first decoded bytes; only the first {@link #length()} of them, if that is at
+	 * most {@link #MAX_TEXT}, belong to the string.
 	 */
 	byte[] text() {
 		return this.text;
@@ -69,7 +72,8 @@ final class JsonStringReader {
 		if (b == '"') {
 			return END;
 		}
-		// raw control characters, such as the '\n' that joins two data lines, are invalid in a string
+		// raw control characters, such as the '\n' that joins two data lines, are invalid
+		// in a string
 		if (b >= 0 && b < 0x20) {
 			return INVALID;
 		}
@@ -111,7 +115,8 @@ final class JsonStringReader {
 		}
 		this.unicode = (this.unicode << 4) | digit;
 		if (++this.unicodeDigits == 4) {
-			// keys and values we match are ASCII, so any other code point only has to mismatch
+			// keys and values we match are ASCII, so any other code point only has to
+			// mismatch
 			append((this.unicode < 0x80) ? (byte) this.unicode : NON_ASCII);
 			this.state = CHARS;
 		}

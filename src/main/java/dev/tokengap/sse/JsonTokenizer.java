@@ -1,13 +1,13 @@
 package dev.tokengap.sse;
 
 /**
- * Validating JSON tokenizer fed one byte at a time, with state bounded regardless of input. It
- * reports structure to a {@link JsonPathClassifier} and keeps no payload; strings and numbers are
- * read by a {@link JsonStringReader} and a {@link JsonNumberReader}.
+ * Validating JSON tokenizer fed one byte at a time, with state bounded regardless of
+ * input. It reports structure to a {@link JsonPathClassifier} and keeps no payload;
+ * strings and numbers are read by a {@link JsonStringReader} and a
+ * {@link JsonNumberReader}.
  * <p>
- * The document must be one object. Containers nested deeper than {@value #MAX_DEPTH} are skipped
- * by counting brackets outside strings, without checking their grammar.
- * <pre>
+ * The document must be one object. Containers nested deeper than {@value #MAX_DEPTH} are
+ * skipped by counting brackets outside strings, without checking their grammar. <pre>
  * START --'{'--> FIRST_KEY --'"'--> KEY_STRING --'"'--> COLON --':'--> VALUE
  * VALUE --'"'--> STRING --'"'--> AFTER_VALUE     (likewise NUMBER, LITERAL, or a nested container
  *                                                 via FIRST_KEY / FIRST_VALUE)
@@ -26,9 +26,9 @@ final class JsonTokenizer {
 
 	private static final byte[] NULL = { 'n', 'u', 'l', 'l' };
 
-	private static final int START = 0, VALUE = 1, FIRST_KEY = 2, KEY = 3, COLON = 4, AFTER_VALUE = 5,
-			FIRST_VALUE = 6, KEY_STRING = 7, STRING = 8, NUMBER = 9, LITERAL = 10, SKIP = 11, SKIP_STRING = 12,
-			SKIP_ESCAPE = 13, END = 14, FAILED = 15;
+	private static final int START = 0, VALUE = 1, FIRST_KEY = 2, KEY = 3, COLON = 4, AFTER_VALUE = 5, FIRST_VALUE = 6,
+			KEY_STRING = 7, STRING = 8, NUMBER = 9, LITERAL = 10, SKIP = 11, SKIP_STRING = 12, SKIP_ESCAPE = 13,
+			END = 14, FAILED = 15;
 
 	private final JsonPathClassifier paths;
 
@@ -54,7 +54,8 @@ final class JsonTokenizer {
 	}
 
 	/**
-	 * Whether the bytes so far form exactly one complete JSON object (trailing whitespace allowed).
+	 * Whether the bytes so far form exactly one complete JSON object (trailing whitespace
+	 * allowed).
 	 */
 	boolean isComplete() {
 		return this.state == END;

@@ -1,23 +1,24 @@
 package dev.tokengap.sse;
 
 /**
- * What one SSE event from a vLLM stream carries, as far as timing is concerned, for every stream
- * shape of the metrics contract (chat and text completions, audio, the Responses API, the
- * Messages API).
+ * What one SSE event from a vLLM stream carries, as far as timing is concerned, for every
+ * stream shape of the metrics contract (chat and text completions, audio, the Responses
+ * API, the Messages API).
  */
 public enum SseEventKind {
 
 	/**
 	 * Generated output: a choice with a non-empty {@code delta.content},
-	 * {@code delta.reasoning_content}, {@code delta.reasoning} or {@code text}, or a non-empty
-	 * {@code delta.tool_calls}; a {@code response.*.delta} event with a non-empty {@code delta}; a
-	 * {@code content_block_delta} whose delta has a non-empty {@code text}, {@code thinking} or
-	 * {@code partial_json}.
+	 * {@code delta.reasoning_content}, {@code delta.reasoning} or {@code text}, or a
+	 * non-empty {@code delta.tool_calls}; a {@code response.*.delta} event with a
+	 * non-empty {@code delta}; a {@code content_block_delta} whose delta has a non-empty
+	 * {@code text}, {@code thinking} or {@code partial_json}.
 	 */
 	CONTENT,
 
 	/**
-	 * vLLM's role-only prelude per choice ({@code "delta":{"role":"assistant","content":""}}).
+	 * vLLM's role-only prelude per choice
+	 * ({@code "delta":{"role":"assistant","content":""}}).
 	 */
 	PRELUDE,
 
@@ -40,9 +41,9 @@ public enum SseEventKind {
 	DONE,
 
 	/**
-	 * An in-band failure sent after the 200 status: a root {@code error} ({@code {"error":{...}}}),
-	 * {@code {"object":"error",...}}, or an event of type {@code error} or
-	 * {@code response.failed}.
+	 * An in-band failure sent after the 200 status: a root {@code error}
+	 * ({@code {"error":{...}}}), {@code {"object":"error",...}}, or an event of type
+	 * {@code error} or {@code response.failed}.
 	 */
 	ERROR,
 

@@ -1,17 +1,17 @@
 package dev.tokengap.sse;
 
 /**
- * Finds SSE event boundaries in a response body fed one byte at a time and classifies each event,
- * without copying or buffering the stream and without allocating after construction.
+ * Finds SSE event boundaries in a response body fed one byte at a time and classifies
+ * each event, without copying or buffering the stream and without allocating after
+ * construction.
  * <p>
- * Framing follows the WHATWG event-stream rules: lines end with CRLF, LF or CR (a CRLF split across
- * two buffers is still one terminator), a blank line dispatches the event, {@code ':'} starts a
- * comment, and one space after a field's colon is dropped. Only {@code data} and {@code event}
- * values are looked at: data lines are joined with {@code '\n'} and classified as they pass by a
- * bounded-state JSON tokenizer; the first {@value JsonStringReader#MAX_TEXT} bytes of the event type
- * are kept (the Responses and Messages APIs name each event's type there, and in the JSON's root
- * {@code type}).
- * <pre>
+ * Framing follows the WHATWG event-stream rules: lines end with CRLF, LF or CR (a CRLF
+ * split across two buffers is still one terminator), a blank line dispatches the event,
+ * {@code ':'} starts a comment, and one space after a field's colon is dropped. Only
+ * {@code data} and {@code event} values are looked at: data lines are joined with
+ * {@code '\n'} and classified as they pass by a bounded-state JSON tokenizer; the first
+ * {@value JsonStringReader#MAX_TEXT} bytes of the event type are kept (the Responses and
+ * Messages APIs name each event's type there, and in the JSON's root {@code type}). <pre>
  * LINE_START --':'--> SKIP_LINE                          (a comment)
  *     | other byte
  *     v
@@ -22,11 +22,10 @@ package dev.tokengap.sse;
  *   DATA_VALUE                        (bytes go to the JSON tokenizer and the [DONE] match)
  *
  * CR, LF or CRLF in any state --> LINE_START; one that ends an empty line dispatches the event
- * </pre>
- * An event is reported on the byte that ends its blank line; with CRLF that is the CR, and the LF
- * that follows is swallowed. What else the event carried (its content choices, output token count
- * and the engine's per-request metrics) can be read until the next event is reported. An instance
- * serves one stream at a time and is not thread-safe.
+ * </pre> An event is reported on the byte that ends its blank line; with CRLF that is the
+ * CR, and the LF that follows is swallowed. What else the event carried (its content
+ * choices, output token count and the engine's per-request metrics) can be read until the
+ * next event is reported. An instance serves one stream at a time and is not thread-safe.
  */
 public final class SseEventScanner {
 
@@ -59,13 +58,21 @@ public final class SseEventScanner {
 	/** The event type's first bytes; its length is {@code MAX_TEXT + 1} when longer. */
 	private final byte[] eventType = new byte[JsonStringReader.MAX_TEXT];
 
-	/** Length of the event's type, or -1 when the event has no {@code event} field (yet). */
+	/**
+	 * Length of the event's type, or -1 when the event has no {@code event} field (yet).
+	 */
 	private int eventTypeLength = -1;
 
-	/** How much of a leading byte order mark has been seen; {@code BOM.length} once past it. */
+	/**
+	 * How much of a leading byte order mark has been seen; {@code BOM.length} once past
+	 * it.
+	 */
 	private int bomMatched;
 
-	/** How much of "[DONE]" the payload has matched past leading whitespace, or -1 once it differs. */
+	/**
+	 * How much of "[DONE]" the payload has matched past leading whitespace, or -1 once it
+	 * differs.
+	 */
 	private int doneMatched;
 
 	private boolean afterCr;
@@ -99,7 +106,8 @@ public final class SseEventScanner {
 	}
 
 	/**
-	 * Feeds one byte; returns the kind of the event this byte completed, or null when none completed.
+	 * Feeds one byte; returns the kind of the event this byte completed, or null when
+	 * none completed.
 	 * @param b the next byte of the response body
 	 * @return the kind of the event that this byte dispatched, or {@code null}
 	 */
@@ -138,9 +146,10 @@ public final class SseEventScanner {
 	}
 
 	/**
-	 * The output token count the event last completed carried, or -1 when it carried none:
-	 * {@code usage.completion_tokens} (chat, completions, audio), {@code usage.output_tokens}
-	 * (Messages API's {@code message_delta}) or {@code response.usage.output_tokens} (Responses API).
+	 * The output token count the event last completed carried, or -1 when it carried
+	 * none: {@code usage.completion_tokens} (chat, completions, audio),
+	 * {@code usage.output_tokens} (Messages API's {@code message_delta}) or
+	 * {@code response.usage.output_tokens} (Responses API).
 	 * @return the count, or -1
 	 */
 	public long outputTokens() {
@@ -148,9 +157,9 @@ public final class SseEventScanner {
 	}
 
 	/**
-	 * The choice that {@link #outputTokens()} counts: the index of the last event's only choice,
-	 * or -1 when the count is the whole stream's (a usage chunk without choices, several choices,
-	 * or a shape without choices).
+	 * The choice that {@link #outputTokens()} counts: the index of the last event's only
+	 * choice, or -1 when the count is the whole stream's (a usage chunk without choices,
+	 * several choices, or a shape without choices).
 	 * @return the choice index, or -1
 	 */
 	public int tokensChoice() {
@@ -158,9 +167,10 @@ public final class SseEventScanner {
 	}
 
 	/**
-	 * Which choices the last {@link SseEventKind#CONTENT} event carried content for: bit {@code i}
-	 * for choice index {@code i}, indexes from {@value #MAX_CHOICE_BIT} up sharing the last bit.
-	 * Shapes without choices (Responses, Messages) report choice 0. Zero for other kinds.
+	 * Which choices the last {@link SseEventKind#CONTENT} event carried content for: bit
+	 * {@code i} for choice index {@code i}, indexes from {@value #MAX_CHOICE_BIT} up
+	 * sharing the last bit. Shapes without choices (Responses, Messages) report choice 0.
+	 * Zero for other kinds.
 	 * @return the bit set of choice indexes
 	 */
 	public long contentChoices() {
@@ -169,11 +179,12 @@ public final class SseEventScanner {
 
 	/**
 	 * Whether the event last completed carried vLLM's per-request metrics
-	 * ({@code --enable-per-request-metrics}): a {@code metrics} object at the JSON's root (the
-	 * final usage chunk of chat and text completions) or in its root {@code response} (the
-	 * Responses API's {@code response.completed}) with a value for at least one of the fields the
-	 * {@code engine*} accessors read. A {@code "metrics":null} (vLLM's answer for {@code n > 1}) or
-	 * an object of nulls is none.
+	 * ({@code --enable-per-request-metrics}): a {@code metrics} object at the JSON's root
+	 * (the final usage chunk of chat and text completions) or in its root
+	 * {@code response} (the Responses API's {@code response.completed}) with a value for
+	 * at least one of the fields the {@code engine*} accessors read. A
+	 * {@code "metrics":null} (vLLM's answer for {@code n > 1}) or an object of nulls is
+	 * none.
 	 * @return whether the engine* accessors describe the last event
 	 */
 	public boolean engineMetrics() {
@@ -181,8 +192,8 @@ public final class SseEventScanner {
 	}
 
 	/**
-	 * The last event's {@code metrics.queue_time_ms}: how long the request waited in the engine's
-	 * queue.
+	 * The last event's {@code metrics.queue_time_ms}: how long the request waited in the
+	 * engine's queue.
 	 * @return milliseconds, or NaN when absent, null or not a finite number
 	 */
 	public double engineQueueMs() {
@@ -206,7 +217,8 @@ public final class SseEventScanner {
 	}
 
 	/**
-	 * The last event's {@code metrics.mean_itl_ms}: the engine's mean inter-token latency.
+	 * The last event's {@code metrics.mean_itl_ms}: the engine's mean inter-token
+	 * latency.
 	 * @return milliseconds, or NaN when absent, null or not a finite number
 	 */
 	public double engineMeanItlMs() {
@@ -245,8 +257,8 @@ public final class SseEventScanner {
 	}
 
 	/**
-	 * Consumes the UTF-8 byte order mark a stream may start with; a partial one was the start of an
-	 * (unknown) field name.
+	 * Consumes the UTF-8 byte order mark a stream may start with; a partial one was the
+	 * start of an (unknown) field name.
 	 */
 	private boolean skipBom(byte b) {
 		if (b == BOM[this.bomMatched]) {
@@ -386,7 +398,10 @@ public final class SseEventScanner {
 		return kind;
 	}
 
-	/** Copies the per-request metrics; one event of a stream carries them, so this runs once. */
+	/**
+	 * Copies the per-request metrics; one event of a stream carries them, so this runs
+	 * once.
+	 */
 	private void copyEngineMetrics() {
 		this.engineMetrics = true;
 		this.engineQueueMs = this.paths.queueMs();

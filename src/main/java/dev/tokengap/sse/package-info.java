@@ -1,4 +1,5 @@
 /**
- * SSE event-boundary scanning and classification over raw bytes; pure Java, no Spring, Reactor or Micrometer.
+ * SSE event-boundary scanning and classification over raw bytes; pure Java, no Spring,
+ * Reactor or Micrometer.
  */
 package dev.tokengap.sse;

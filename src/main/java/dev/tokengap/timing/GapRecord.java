@@ -3,14 +3,16 @@ package dev.tokengap.timing;
 import java.util.Arrays;
 
 /**
- * The gaps between the events of one stream, in fixed memory however long the stream runs:
- * the exact worst gap plus a log-linear histogram good for nearest-rank percentiles.
+ * The gaps between the events of one stream, in fixed memory however long the stream
+ * runs: the exact worst gap plus a log-linear histogram good for nearest-rank
+ * percentiles.
  * <p>
- * Gaps are rounded to whole microseconds. Below 64 µs every microsecond has its own bucket;
- * above, each power of two is split into 32 buckets (1.6% to 3.1% wide), up to 2^33 µs (about
- * 2.4 hours); longer gaps land in the last bucket. Percentiles report the middle of their bucket,
- * so they are within 1.6% of the true gap from 32 µs up. The 928 int counts (3.6 KiB) are
- * allocated on the first {@link #add}; recording never allocates. Not thread-safe.
+ * Gaps are rounded to whole microseconds. Below 64 µs every microsecond has its own
+ * bucket; above, each power of two is split into 32 buckets (1.6% to 3.1% wide), up to
+ * 2^33 µs (about 2.4 hours); longer gaps land in the last bucket. Percentiles report the
+ * middle of their bucket, so they are within 1.6% of the true gap from 32 µs up. The 928
+ * int counts (3.6 KiB) are allocated on the first {@link #add}; recording never
+ * allocates. Not thread-safe.
  */
 public final class GapRecord {
 
@@ -18,7 +20,10 @@ public final class GapRecord {
 
 	private static final int SUB_BUCKETS = 1 << SUB_BUCKET_BITS;
 
-	/** Highest power of two with its own sub-buckets; values from 2^(MAX_EXPONENT + 1) µs clamp. */
+	/**
+	 * Highest power of two with its own sub-buckets; values from 2^(MAX_EXPONENT + 1) µs
+	 * clamp.
+	 */
 	private static final int MAX_EXPONENT = 32;
 
 	private static final int BUCKETS = (MAX_EXPONENT - SUB_BUCKET_BITS + 2) * SUB_BUCKETS;
@@ -62,8 +67,8 @@ public final class GapRecord {
 	}
 
 	/**
-	 * The nearest-rank percentile: the {@code ceil(p * count())}-th smallest gap, approximated by
-	 * the middle of its bucket but never above {@link #maxNanos()}.
+	 * The nearest-rank percentile: the {@code ceil(p * count())}-th smallest gap,
+	 * approximated by the middle of its bucket but never above {@link #maxNanos()}.
 	 * @param p the fraction in (0, 1]; 1 gives exactly {@link #maxNanos()}
 	 * @return the percentile in nanoseconds, 0 when empty
 	 */
@@ -97,8 +102,8 @@ public final class GapRecord {
 	}
 
 	/**
-	 * {@code ceil(p * n)}, corrected where binary floating point lands just above a whole rank
-	 * (0.07 * 100 is 7.000000000000001).
+	 * {@code ceil(p * n)}, corrected where binary floating point lands just above a whole
+	 * rank (0.07 * 100 is 7.000000000000001).
 	 */
 	static long rank(double p, int n) {
 		long rank = (long) Math.ceil(p * n);
@@ -121,8 +126,9 @@ public final class GapRecord {
 	}
 
 	/**
-	 * The middle of a bucket's whole microseconds; with rounding to the nearest microsecond that is
-	 * also the middle of the nanoseconds it holds, and exact for one-microsecond buckets.
+	 * The middle of a bucket's whole microseconds; with rounding to the nearest
+	 * microsecond that is also the middle of the nanoseconds it holds, and exact for
+	 * one-microsecond buckets.
 	 */
 	static long midpointNanos(int bucket) {
 		if (bucket < SUB_BUCKETS) {

@@ -4,11 +4,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Lets about a fixed number of log lines through per second, from any thread, and counts the
- * rest, so that a burst (a thousand streams stalling together, every request answered 502 while
- * the engine is down) costs a few lines instead of thousands: building and writing a line costs
- * far more than what it reports. The first line let through after a skip can say how many were
- * skipped; what the lines report is counted in the metrics regardless.
+ * Lets about a fixed number of log lines through per second, from any thread, and counts
+ * the rest, so that a burst (a thousand streams stalling together, every request answered
+ * 502 while the engine is down) costs a few lines instead of thousands: building and
+ * writing a line costs far more than what it reports. The first line let through after a
+ * skip can say how many were skipped; what the lines report is counted in the metrics
+ * regardless.
  */
 public final class LogRateLimiter {
 
@@ -37,7 +38,8 @@ public final class LogRateLimiter {
 
 	/**
 	 * Asks to log one line now.
-	 * @return -1 when the line must be skipped; otherwise how many lines were skipped before it
+	 * @return -1 when the line must be skipped; otherwise how many lines were skipped
+	 * before it
 	 */
 	public long tryAcquire() {
 		long now = this.clock.nanoTime();
@@ -52,7 +54,9 @@ public final class LogRateLimiter {
 		return this.skipped.getAndSet(0);
 	}
 
-	/** @return the lines let through per second */
+	/**
+	 * @return the lines let through per second
+	 */
 	public int perSecond() {
 		return this.perSecond;
 	}

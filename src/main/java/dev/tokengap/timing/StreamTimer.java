@@ -5,27 +5,29 @@ import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 
 /**
- * The gap clocks of one response: when its first byte and each content-bearing event reached the
- * client, one clock per choice, and the summary derived from that (TTFT, gaps, worst gap, p99 gap,
- * jitter, stalls, TPOT per choice).
+ * The gap clocks of one response: when its first byte and each content-bearing event
+ * reached the client, one clock per choice, and the summary derived from that (TTFT,
+ * gaps, worst gap, p99 gap, jitter, stalls, TPOT per choice).
  *
  * <p>
  * A gap is the time between two content events <em>of the same choice</em> ({@code n} > 1
- * interleaves one event per choice). TTFT is the first content event of any choice; the worst gap,
- * percentiles and stalls are taken over the gaps of all choices. Choices are indexed as the engine
- * numbers them; indexes from {@value #MAX_CHOICES} - 1 up share the last clock.
+ * interleaves one event per choice). TTFT is the first content event of any choice; the
+ * worst gap, percentiles and stalls are taken over the gaps of all choices. Choices are
+ * indexed as the engine numbers them; indexes from {@value #MAX_CHOICES} - 1 up share the
+ * last clock.
  *
  * <p>
- * All times are nanoseconds from one {@link NanoClock}: client-write times, and the upstream
- * arrival of each event for spike attribution. Updated by one thread at a time (the client
- * connection's event loop); {@link #stalledAt(long)} may be called from any thread, so the two
- * fields it reads are volatile. The per-choice arrays grow only when a new choice index appears.
+ * All times are nanoseconds from one {@link NanoClock}: client-write times, and the
+ * upstream arrival of each event for spike attribution. Updated by one thread at a time
+ * (the client connection's event loop); {@link #stalledAt(long)} may be called from any
+ * thread, so the two fields it reads are volatile. The per-choice arrays grow only when a
+ * new choice index appears.
  *
  * <p>
- * The upstream arrivals of the last {@value #RECENT_ARRIVALS} content events (of any choice) are
- * kept in a ring, allocated at the first one, so that spike attribution can tell, for another
- * stream's gap, whether this stream kept receiving content meanwhile; {@link #recentArrivals}
- * may be called from any thread.
+ * The upstream arrivals of the last {@value #RECENT_ARRIVALS} content events (of any
+ * choice) are kept in a ring, allocated at the first one, so that spike attribution can
+ * tell, for another stream's gap, whether this stream kept receiving content meanwhile;
+ * {@link #recentArrivals} may be called from any thread.
  */
 public final class StreamTimer {
 
@@ -74,8 +76,8 @@ public final class StreamTimer {
 	private volatile EngineReport engineReport;
 
 	/**
-	 * Written once, before the first release of {@link #recentCount}: a reader that acquires a
-	 * count above 0 sees it.
+	 * Written once, before the first release of {@link #recentCount}: a reader that
+	 * acquires a count above 0 sees it.
 	 */
 	private long[] recentArrivals;
 
@@ -121,8 +123,8 @@ public final class StreamTimer {
 	 * @param choice the choice index (0 for shapes without choices)
 	 * @param arrivalNanos when the event's last byte was read from upstream
 	 * @param writeNanos when its write completed
-	 * @return the gap since the previous content event of the same choice in nanoseconds, or -1
-	 * for the choice's first
+	 * @return the gap since the previous content event of the same choice in nanoseconds,
+	 * or -1 for the choice's first
 	 */
 	public long onContent(int choice, long arrivalNanos, long writeNanos) {
 		int c = slot(choice);
@@ -173,8 +175,9 @@ public final class StreamTimer {
 	}
 
 	/**
-	 * Copies the upstream arrivals of the stream's most recent content events, newest first; safe
-	 * from any thread (a slot overwritten while it is read ends the copy there).
+	 * Copies the upstream arrivals of the stream's most recent content events, newest
+	 * first; safe from any thread (a slot overwritten while it is read ends the copy
+	 * there).
 	 * @param into where to copy them; at most its length are copied
 	 * @return how many were copied
 	 */
@@ -205,7 +208,10 @@ public final class StreamTimer {
 		return (int) RECENT_COUNT.getAcquire(this) > RECENT_ARRIVALS;
 	}
 
-	/** @return when the stream's last content event (of any choice) arrived from upstream, or -1 */
+	/**
+	 * @return when the stream's last content event (of any choice) arrived from upstream,
+	 * or -1
+	 */
 	public long lastArrivalNanos() {
 		int count = (int) RECENT_COUNT.getAcquire(this);
 		long[] ring = this.recentArrivals;
@@ -222,17 +228,24 @@ public final class StreamTimer {
 		}
 	}
 
-	/** @return what the engine reported about the stream, or null */
+	/**
+	 * @return what the engine reported about the stream, or null
+	 */
 	public EngineReport engineReport() {
 		return this.engineReport;
 	}
 
-	/** @return whether the stream has ended */
+	/**
+	 * @return whether the stream has ended
+	 */
 	public boolean isEnded() {
 		return this.ended;
 	}
 
-	/** @return when the stream's first content event (of any choice) arrived from upstream, or -1 */
+	/**
+	 * @return when the stream's first content event (of any choice) arrived from
+	 * upstream, or -1
+	 */
 	public long firstArrivalNanos() {
 		return this.firstArrivalNanos;
 	}
@@ -243,8 +256,9 @@ public final class StreamTimer {
 	}
 
 	/**
-	 * Tells whether the stream is live and its last content event (of any choice) is older than
-	 * the stall threshold. A stream still waiting for its first token is not stalled (it is queued).
+	 * Tells whether the stream is live and its last content event (of any choice) is
+	 * older than the stall threshold. A stream still waiting for its first token is not
+	 * stalled (it is queued).
 	 * @param nowNanos the current time
 	 * @return true when stalled
 	 */
@@ -287,27 +301,38 @@ public final class StreamTimer {
 		return this.startNanos;
 	}
 
-	/** @return request received to first body byte, or -1 when none was written */
+	/**
+	 * @return request received to first body byte, or -1 when none was written
+	 */
 	public long timeToFirstByteNanos() {
 		return (this.firstByteNanos < 0) ? -1 : this.firstByteNanos - this.startNanos;
 	}
 
-	/** @return request received to first content event of any choice, or -1 when none was written */
+	/**
+	 * @return request received to first content event of any choice, or -1 when none was
+	 * written
+	 */
 	public long timeToFirstTokenNanos() {
 		return (this.firstContentNanos < 0) ? -1 : this.firstContentNanos - this.startNanos;
 	}
 
-	/** @return content events of all choices */
+	/**
+	 * @return content events of all choices
+	 */
 	public int contentEvents() {
 		return this.contentEvents;
 	}
 
-	/** @return choice clocks in use: the highest choice index seen plus one */
+	/**
+	 * @return choice clocks in use: the highest choice index seen plus one
+	 */
 	public int choices() {
 		return this.choices;
 	}
 
-	/** @return gaps seen, over all choices */
+	/**
+	 * @return gaps seen, over all choices
+	 */
 	public int gapCount() {
 		return this.gaps.count();
 	}
@@ -316,7 +341,9 @@ public final class StreamTimer {
 		return this.stalls;
 	}
 
-	/** @return the worst gap of any choice, 0 without gaps */
+	/**
+	 * @return the worst gap of any choice, 0 without gaps
+	 */
 	public long maxGapNanos() {
 		return this.gaps.maxNanos();
 	}
@@ -331,8 +358,9 @@ public final class StreamTimer {
 	}
 
 	/**
-	 * Output tokens of one choice: its own usage count when the stream carried one per choice,
-	 * the stream's usage when there is only one choice, else the choice's content events.
+	 * Output tokens of one choice: its own usage count when the stream carried one per
+	 * choice, the stream's usage when there is only one choice, else the choice's content
+	 * events.
 	 * @param choice the choice index
 	 * @return the token count
 	 */
@@ -348,7 +376,8 @@ public final class StreamTimer {
 	}
 
 	/**
-	 * Time per output token of one choice: (its last content write - its first) / (its tokens - 1).
+	 * Time per output token of one choice: (its last content write - its first) / (its
+	 * tokens - 1).
 	 * @param choice the choice index
 	 * @return seconds, or NaN with fewer than two tokens or content events
 	 */

@@ -1,4 +1,5 @@
 /**
- * Per-stream gap clock and stream summary (worst gap, percentiles, jitter, stalls); pure Java.
+ * Per-stream gap clock and stream summary (worst gap, percentiles, jitter, stalls); pure
+ * Java.
  */
 package dev.tokengap.timing;

@@ -15,8 +15,8 @@ import dev.tokengap.testsupport.ScriptedUpstream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code tokengap.metrics.buckets=auto}: the edges are read from the engine's own histograms, here
- * an engine started with custom buckets.
+ * {@code tokengap.metrics.buckets=auto}: the edges are read from the engine's own
+ * histograms, here an engine started with custom buckets.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.metrics.buckets=auto" })

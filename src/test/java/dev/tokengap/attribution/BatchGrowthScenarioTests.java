@@ -10,11 +10,13 @@ import reactor.core.publisher.Mono;
 import org.springframework.boot.test.context.SpringBootTest;
 
 /**
- * A small batch, then bursts of short requests joining it: every step pays for each sequence.
+ * A small batch, then bursts of short requests joining it: every step pays for each
+ * sequence.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
-				"tokengap.backend.scrape-timeout=350ms", "tokengap.attribution.spike-floor=200ms", "tokengap.sim.step-fixed-cost=20ms",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
+				"tokengap.backend.scrape-interval=400ms", "tokengap.backend.scrape-timeout=350ms",
+				"tokengap.attribution.spike-floor=200ms", "tokengap.sim.step-fixed-cost=20ms",
 				"tokengap.sim.step-cost-per-seq=20ms" })
 class BatchGrowthScenarioTests extends ScenarioSupport {
 

@@ -15,22 +15,22 @@ class CauseRulesTests {
 
 	static final long MS = 1_000_000;
 
-	static final AttributionProperties PROPERTIES = new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024,
-			1.5, 0.9, 10);
+	static final AttributionProperties PROPERTIES = new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024, 1.5,
+			0.9, 10);
 
 	/** A 300 ms gap that arrived 300 ms late from upstream (the engine was slow). */
 	static final Spike LATE = new Spike("r", "m", "chat_completions", 0, 7, 100 * MS,
-			new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1300 * MS, 1301 * MS),
-					1300 * MS, 0), 0);
+			new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1300 * MS, 1301 * MS), 1300 * MS, 0), 0);
 
-	static EngineSample sample(long ms, double running, double waiting, double kv, double preemptions,
-			double prompt) {
+	static EngineSample sample(long ms, double running, double waiting, double kv, double preemptions, double prompt) {
 		return new EngineSample(ms * MS, running, waiting, Double.NaN, kv, preemptions, prompt, 0);
 	}
 
-	/** A sample of an engine with the by-reason and by-source families (vLLM since 2026). */
-	static EngineSample newer(long ms, double running, double waiting, double capacity, double kv,
-			double prompt, double computed) {
+	/**
+	 * A sample of an engine with the by-reason and by-source families (vLLM since 2026).
+	 */
+	static EngineSample newer(long ms, double running, double waiting, double capacity, double kv, double prompt,
+			double computed) {
 		return new EngineSample(ms * MS, running, waiting, Double.NaN, kv, 0, prompt, 0, capacity, computed);
 	}
 
@@ -43,8 +43,8 @@ class CauseRulesTests {
 	@Test
 	void aTimelyArrivalWaitingForTheClientsSocketIsClientBackpressureWhateverTheEngineDid() {
 		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS,
-				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1020 * MS, 1301 * MS),
-						1021 * MS, 0), 0);
+				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1020 * MS, 1301 * MS), 1021 * MS, 0),
+				0);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 3, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.CLIENT_BACKPRESSURE);
 	}
@@ -52,31 +52,29 @@ class CauseRulesTests {
 	@Test
 	void aTimelyArrivalWhoseWriteStartedLateIsOutsideTheEngine() {
 		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS,
-				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1020 * MS, 1301 * MS),
-						1300 * MS, 0), 0);
+				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1020 * MS, 1301 * MS), 1300 * MS, 0),
+				0);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 0, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.ENGINE_OTHER);
 	}
 
 	/**
-	 * An event split across two upstream buffers: the write of its first part waited 290 ms for
-	 * the client's socket, so tokengap read its last part from the engine 290 ms late, and the
-	 * write of that last part was immediate.
+	 * An event split across two upstream buffers: the write of its first part waited 290
+	 * ms for the client's socket, so tokengap read its last part from the engine 290 ms
+	 * late, and the write of that last part was immediate.
 	 */
 	@Test
 	void anEventWhoseFirstPartWaitedForTheClientsSocketIsClientBackpressure() {
-		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS,
-				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1300 * MS, 1301 * MS),
-						1300 * MS, 290 * MS), 0);
+		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS, new GapWindow(new EventTimes(1000 * MS, 1001 * MS),
+				new EventTimes(1300 * MS, 1301 * MS), 1300 * MS, 290 * MS), 0);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 3, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.CLIENT_BACKPRESSURE);
 	}
 
 	@Test
 	void anEngineGapLongerThanTheEarlierSocketWaitIsStillTheEnginesToExplain() {
-		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS,
-				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1300 * MS, 1301 * MS),
-						1300 * MS, 50 * MS), 0);
+		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS, new GapWindow(new EventTimes(1000 * MS, 1001 * MS),
+				new EventTimes(1300 * MS, 1301 * MS), 1300 * MS, 50 * MS), 0);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 3, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.PREEMPTION);
 	}
@@ -254,7 +252,8 @@ class CauseRulesTests {
 
 	@Test
 	void aShortRecomputeDoesNotExplainAnEngineWideStall() {
-		Evidence evidence = withPeers(6, 0, 1, 300, NONE, sample(900, 6, 1, 0.8, 10, 0), sample(1400, 7, 0, 0.8, 10, 0));
+		Evidence evidence = withPeers(6, 0, 1, 300, NONE, sample(900, 6, 1, 0.8, 10, 0),
+				sample(1400, 7, 0, 0.8, 10, 0));
 		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.ENGINE_OTHER);
 	}
 

@@ -10,8 +10,8 @@ import dev.tokengap.timing.StreamTimer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The engine's per-request figures correct a stream's spikes: made-up times (ms), one stream of
- * 20 ms gaps from 1,000 ms to 3,000 ms with one 600 ms spike.
+ * The engine's per-request figures correct a stream's spikes: made-up times (ms), one
+ * stream of 20 ms gaps from 1,000 ms to 3,000 ms with one 600 ms spike.
  */
 class EngineReportRulesTests {
 
@@ -19,8 +19,7 @@ class EngineReportRulesTests {
 
 	/** A 600 ms gap in a stream whose usual gap is 20 ms (threshold 4 x 25 ms). */
 	static final Spike SPIKE = new Spike("r", "m", "chat_completions", 0, 40, 100 * MS,
-			new GapWindow(new EventTimes(1800 * MS, 1800 * MS), new EventTimes(2400 * MS, 2401 * MS),
-					2400 * MS, 0), 0);
+			new GapWindow(new EventTimes(1800 * MS, 1800 * MS), new EventTimes(2400 * MS, 2401 * MS), 2400 * MS, 0), 0);
 
 	private final StreamTimer timer = new StreamTimer(0, 1_000 * MS);
 

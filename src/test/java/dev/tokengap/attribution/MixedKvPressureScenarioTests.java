@@ -12,18 +12,20 @@ import org.springframework.boot.test.context.SpringBootTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Causes that overlap under KV pressure, judged token by token against the simulator's trace
- * ({@link #truthByCost}): a small KV pool and chunked prefill off; seven steady decode streams
- * of 300 tokens; from their token 60 a burst of three 4,000-token prompts that the pool cannot
- * keep beside the steady streams: the first is admitted and preempted about 27 tokens later
- * (around the steady streams' token 88), the others wait for capacity, and all are recomputed or
- * prefilled once the steady streams end. Meanwhile: an injected 900 ms engine stall at token 85
- * (the preemption lands in or just after it, inside the scrapes that bracket it), another at
- * token 150; a client that stops reading for 4 s behind a small socket buffer from its 80th event,
- * across the preemption; a stream whose token 120 the simulator's HTTP layer holds for 600 ms
- * (a stall only that stream had); late joiners. The engine reports its per-request figures ({@code tokengap.sim.per-request-metrics},
- * every client asks for the usage chunk), which is what tells the HTTP-layer stall, a stall only
- * that stream had while preemptions happened elsewhere, from the engine's own.
+ * Causes that overlap under KV pressure, judged token by token against the simulator's
+ * trace ({@link #truthByCost}): a small KV pool and chunked prefill off; seven steady
+ * decode streams of 300 tokens; from their token 60 a burst of three 4,000-token prompts
+ * that the pool cannot keep beside the steady streams: the first is admitted and
+ * preempted about 27 tokens later (around the steady streams' token 88), the others wait
+ * for capacity, and all are recomputed or prefilled once the steady streams end.
+ * Meanwhile: an injected 900 ms engine stall at token 85 (the preemption lands in or just
+ * after it, inside the scrapes that bracket it), another at token 150; a client that
+ * stops reading for 4 s behind a small socket buffer from its 80th event, across the
+ * preemption; a stream whose token 120 the simulator's HTTP layer holds for 600 ms (a
+ * stall only that stream had); late joiners. The engine reports its per-request figures
+ * ({@code tokengap.sim.per-request-metrics}, every client asks for the usage chunk),
+ * which is what tells the HTTP-layer stall, a stall only that stream had while
+ * preemptions happened elsewhere, from the engine's own.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",

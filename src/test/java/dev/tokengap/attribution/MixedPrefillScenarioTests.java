@@ -12,14 +12,15 @@ import org.springframework.boot.test.context.SpringBootTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Prefill, batch growth, prefix-cache hits and engine stalls that overlap, judged token by token
- * against the simulator's trace ({@link #truthByCost}): chunked prefill off, every sequence
- * adds 20 ms to a step, every computed prompt token 50 µs. Three decode streams of 250 tokens,
- * and while they run: a new 8,000-token prompt arriving together with six one-token requests
- * (the prefill's 400 ms outweigh the 120 ms the batch grew by); twelve one-token requests alone
- * (batch growth); an engine stall of 500 ms during which a 4,000-token prompt arrives whose
- * document the prefix cache holds (256 tokens computed: the stall is nothing in the engine's
- * scheduling); the same cached prompt without a stall (no spike).
+ * Prefill, batch growth, prefix-cache hits and engine stalls that overlap, judged token
+ * by token against the simulator's trace ({@link #truthByCost}): chunked prefill off,
+ * every sequence adds 20 ms to a step, every computed prompt token 50 µs. Three decode
+ * streams of 250 tokens, and while they run: a new 8,000-token prompt arriving together
+ * with six one-token requests (the prefill's 400 ms outweigh the 120 ms the batch grew
+ * by); twelve one-token requests alone (batch growth); an engine stall of 500 ms during
+ * which a 4,000-token prompt arrives whose document the prefix cache holds (256 tokens
+ * computed: the stall is nothing in the engine's scheduling); the same cached prompt
+ * without a stall (no spike).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",

@@ -48,7 +48,8 @@ class PeerStreamsTests {
 	@Test
 	void aStallEveryStreamSharedIsEngineWideEvenWhenTheirEventsLandJustInsideTheGap() {
 		StreamTimer self = stream("self", 100, 980, 1000);
-		// Their tokens of the steps before and after the stall arrive a millisecond after ours.
+		// Their tokens of the steps before and after the stall arrive a millisecond after
+		// ours.
 		stream("a", 100, 981, 1001, 1601);
 		stream("b", 100, 982, 1002);
 		PeerView view = this.peers.during(self, 1000 * MS, 1600 * MS);
@@ -64,7 +65,8 @@ class PeerStreamsTests {
 		stream("joined", 100, every(1200, 1600, 20));
 		PeerView view = this.peers.during(self, 1000 * MS, 1600 * MS);
 		assertThat(view.decoding()).isZero();
-		assertThat(view.quietNanos()).as("bins 0 to 20, before the joined stream's first event at 1,200 ms").isEqualTo(600 * MS * 21 / 64);
+		assertThat(view.quietNanos()).as("bins 0 to 20, before the joined stream's first event at 1,200 ms")
+			.isEqualTo(600 * MS * 21 / 64);
 	}
 
 	@Test

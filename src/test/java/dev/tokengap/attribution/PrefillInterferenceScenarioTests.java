@@ -14,10 +14,10 @@ import org.springframework.boot.test.context.SpringBootTest;
  * prefill holds up one step for every running stream.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
-				"tokengap.backend.scrape-timeout=350ms", "tokengap.sim.chunked-prefill=false",
-				"tokengap.sim.step-fixed-cost=20ms", "tokengap.sim.step-cost-per-prefill-token=50us",
-				"tokengap.sim.max-model-len=8192" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
+				"tokengap.backend.scrape-interval=400ms", "tokengap.backend.scrape-timeout=350ms",
+				"tokengap.sim.chunked-prefill=false", "tokengap.sim.step-fixed-cost=20ms",
+				"tokengap.sim.step-cost-per-prefill-token=50us", "tokengap.sim.max-model-len=8192" })
 class PrefillInterferenceScenarioTests extends ScenarioSupport {
 
 	@Test

@@ -14,18 +14,20 @@ import dev.tokengap.sim.TraceEntry;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Steady decode streams beside long prompts that share a long document with one computed before,
- * with chunked prefill off as in {@link PrefillInterferenceScenarioTests}: the engine serves the
- * document from its prefix cache and prefills only the rest, so the long prompts hold nobody up.
- * Three engine stalls end just before such a prompt's first token: tokengap sees a long prompt
- * start inside each of those gaps, but the engine's locally computed prompt tokens say it cost
- * no prefill, so the gaps are not blamed on it.
+ * Steady decode streams beside long prompts that share a long document with one computed
+ * before, with chunked prefill off as in {@link PrefillInterferenceScenarioTests}: the
+ * engine serves the document from its prefix cache and prefills only the rest, so the
+ * long prompts hold nobody up. Three engine stalls end just before such a prompt's first
+ * token: tokengap sees a long prompt start inside each of those gaps, but the engine's
+ * locally computed prompt tokens say it cost no prefill, so the gaps are not blamed on
+ * it.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
-				"tokengap.backend.scrape-timeout=350ms", "tokengap.attribution.spike-floor=200ms",
-				"tokengap.sim.chunked-prefill=false", "tokengap.sim.step-fixed-cost=20ms",
-				"tokengap.sim.step-cost-per-prefill-token=50us", "tokengap.sim.max-model-len=8192" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
+				"tokengap.backend.scrape-interval=400ms", "tokengap.backend.scrape-timeout=350ms",
+				"tokengap.attribution.spike-floor=200ms", "tokengap.sim.chunked-prefill=false",
+				"tokengap.sim.step-fixed-cost=20ms", "tokengap.sim.step-cost-per-prefill-token=50us",
+				"tokengap.sim.max-model-len=8192" })
 class PrefixCacheScenarioTests extends ScenarioSupport {
 
 	static final int PROMPT_CHARS = 16_000;
@@ -44,11 +46,12 @@ class PrefixCacheScenarioTests extends ScenarioSupport {
 		List<Mono<Void>> streams = new ArrayList<>();
 		for (int i = 0; i < 4; i++) {
 			Request decode = Request.of("cache-decode-" + i, 40, 250);
-			streams.add(start((i < STALL_TOKENS.length) ? decode.with("X-Sim-Engine-Stall", STALL_TOKENS[i] + ":500")
-					: decode));
+			streams.add(start(
+					(i < STALL_TOKENS.length) ? decode.with("X-Sim-Engine-Stall", STALL_TOKENS[i] + ":500") : decode));
 		}
 		for (int i = 0; i < STALL_TOKENS.length; i++) {
-			// Token STALL_TOKENS[i] of cache-decode-i comes from a step 500 ms longer: the long prompt
+			// Token STALL_TOKENS[i] of cache-decode-i comes from a step 500 ms longer:
+			// the long prompt
 			// arrives while it runs and is prefilled in the next step.
 			awaitTokens("cache-decode-" + i, STALL_TOKENS[i]);
 			Mono.delay(Duration.ofMillis(150)).block();

@@ -17,22 +17,24 @@ import org.springframework.boot.test.context.SpringBootTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * One long-context stream fills more than 90% of a small KV cache, so two more requests wait for
- * capacity (blocks) behind it and a third is refused by the admission limit
- * ({@code max-num-queued-reqs=2}). The running stream's KV never outgrows the cache, so nobody is
- * preempted; six engine stalls lengthen its steps while the queue waits. No other stream decodes
- * beside it, so tokengap cannot tell a hiccup of the engine from its state, and names the state:
- * requests waiting for capacity beside a full KV cache (with other streams sharing such a stall it
- * is a hiccup, {@code engine_other}, as {@link MixedKvPressureScenarioTests} judges it). The queue
- * waits for the whole scenario, so a host hiccup that delays an event from the simulator's HTTP
- * layer would be blamed on it as well: the 400 ms floor keeps such hiccups of a loaded test
- * machine (about 300 ms seen) out of the score, the stalls' gaps are over 500 ms.
+ * One long-context stream fills more than 90% of a small KV cache, so two more requests
+ * wait for capacity (blocks) behind it and a third is refused by the admission limit
+ * ({@code max-num-queued-reqs=2}). The running stream's KV never outgrows the cache, so
+ * nobody is preempted; six engine stalls lengthen its steps while the queue waits. No
+ * other stream decodes beside it, so tokengap cannot tell a hiccup of the engine from its
+ * state, and names the state: requests waiting for capacity beside a full KV cache (with
+ * other streams sharing such a stall it is a hiccup, {@code engine_other}, as
+ * {@link MixedKvPressureScenarioTests} judges it). The queue waits for the whole
+ * scenario, so a host hiccup that delays an event from the simulator's HTTP layer would
+ * be blamed on it as well: the 400 ms floor keeps such hiccups of a loaded test machine
+ * (about 300 ms seen) out of the score, the stalls' gaps are over 500 ms.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
-				"tokengap.backend.scrape-timeout=350ms", "tokengap.attribution.spike-floor=400ms",
-				"tokengap.sim.step-fixed-cost=20ms", "tokengap.sim.block-size=16", "tokengap.sim.num-kv-blocks=400",
-				"tokengap.sim.max-model-len=6000", "tokengap.sim.max-num-queued-reqs=2" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
+				"tokengap.backend.scrape-interval=400ms", "tokengap.backend.scrape-timeout=350ms",
+				"tokengap.attribution.spike-floor=400ms", "tokengap.sim.step-fixed-cost=20ms",
+				"tokengap.sim.block-size=16", "tokengap.sim.num-kv-blocks=400", "tokengap.sim.max-model-len=6000",
+				"tokengap.sim.max-num-queued-reqs=2" })
 class QueuePressureScenarioTests extends ScenarioSupport {
 
 	/**

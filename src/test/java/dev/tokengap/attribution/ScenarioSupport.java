@@ -29,8 +29,8 @@ import dev.tokengap.sim.TraceEntry;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Drives the simulator through tokengap over real HTTP and compares each attributed spike with
- * the simulator's ground truth.
+ * Drives the simulator through tokengap over real HTTP and compares each attributed spike
+ * with the simulator's ground truth.
  */
 abstract class ScenarioSupport {
 
@@ -50,9 +50,9 @@ abstract class ScenarioSupport {
 	final AtomicInteger gaps = new AtomicInteger();
 
 	/**
-	 * One request's options. Its prompt starts with its id, so that no two prompts share a
-	 * prefix-cache block, unless it asks for a shared prefix: then its first {@code sharedChars}
-	 * characters are the same as every other such request's.
+	 * One request's options. Its prompt starts with its id, so that no two prompts share
+	 * a prefix-cache block, unless it asks for a shared prefix: then its first
+	 * {@code sharedChars} characters are the same as every other such request's.
 	 */
 	record Request(String id, int promptChars, int maxTokens, Map<String, String> headers, int pauseAfterEvents,
 			Duration pause, int sharedChars, boolean includeUsage) {
@@ -62,13 +62,13 @@ abstract class ScenarioSupport {
 		}
 
 		Request with(String header, String value) {
-			return new Request(this.id, this.promptChars, this.maxTokens, Map.of(header, value),
-					this.pauseAfterEvents, this.pause, this.sharedChars, this.includeUsage);
+			return new Request(this.id, this.promptChars, this.maxTokens, Map.of(header, value), this.pauseAfterEvents,
+					this.pause, this.sharedChars, this.includeUsage);
 		}
 
 		Request pausingAfter(int events, Duration pause) {
-			return new Request(this.id, this.promptChars, this.maxTokens, this.headers, events, pause,
-					this.sharedChars, this.includeUsage);
+			return new Request(this.id, this.promptChars, this.maxTokens, this.headers, events, pause, this.sharedChars,
+					this.includeUsage);
 		}
 
 		Request sharingPrefix(int chars) {
@@ -76,7 +76,10 @@ abstract class ScenarioSupport {
 					this.pause, chars, this.includeUsage);
 		}
 
-		/** Asks for the final usage chunk ({@code stream_options.include_usage}), which carries vLLM's per-request metrics. */
+		/**
+		 * Asks for the final usage chunk ({@code stream_options.include_usage}), which
+		 * carries vLLM's per-request metrics.
+		 */
 		Request withUsage() {
 			return new Request(this.id, this.promptChars, this.maxTokens, this.headers, this.pauseAfterEvents,
 					this.pause, this.sharedChars, true);
@@ -91,8 +94,8 @@ abstract class ScenarioSupport {
 	}
 
 	/**
-	 * Runs a few unscored streams first: the first streams of a fresh JVM run while the JIT
-	 * compiles the whole path, which is not what a scenario measures.
+	 * Runs a few unscored streams first: the first streams of a fresh JVM run while the
+	 * JIT compiles the whole path, which is not what a scenario measures.
 	 */
 	void warmUp() {
 		List<Mono<Void>> streams = new ArrayList<>();
@@ -107,7 +110,10 @@ abstract class ScenarioSupport {
 		send(request).block(Duration.ofSeconds(60));
 	}
 
-	/** Starts a scored streamed chat completion; the Mono completes when the stream has ended. */
+	/**
+	 * Starts a scored streamed chat completion; the Mono completes when the stream has
+	 * ended.
+	 */
 	Mono<Void> start(Request request) {
 		this.requestIds.add(request.id());
 		this.gaps.addAndGet(Math.max(0, request.maxTokens() - 1));
@@ -118,14 +124,14 @@ abstract class ScenarioSupport {
 		String body = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":" + request.maxTokens()
 				+ (request.includeUsage() ? ",\"stream_options\":{\"include_usage\":true}" : "")
 				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + request.prompt() + "\"}]}";
-		HttpClient client = HttpClient.create(ConnectionProvider.newConnection())
-			.headers((h) -> {
-				h.set("content-type", "application/json");
-				h.set("x-request-id", request.id());
-				request.headers().forEach(h::set);
-			});
+		HttpClient client = HttpClient.create(ConnectionProvider.newConnection()).headers((h) -> {
+			h.set("content-type", "application/json");
+			h.set("x-request-id", request.id());
+			request.headers().forEach(h::set);
+		});
 		if (request.pauseAfterEvents() >= 0) {
-			// A small receive window so a pause fills the socket buffers and blocks tokengap's writes.
+			// A small receive window so a pause fills the socket buffers and blocks
+			// tokengap's writes.
 			client = client.option(ChannelOption.SO_RCVBUF, 2048);
 		}
 		Sinks.Empty<Void> done = Sinks.empty();
@@ -165,10 +171,12 @@ abstract class ScenarioSupport {
 					this.events++;
 				}
 			}
-			if (!this.paused && this.request.pauseAfterEvents() >= 0 && this.events >= this.request.pauseAfterEvents()) {
+			if (!this.paused && this.request.pauseAfterEvents() >= 0
+					&& this.events >= this.request.pauseAfterEvents()) {
 				this.paused = true;
-				Schedulers.parallel().schedule(() -> request(1), this.request.pause().toMillis(),
-						java.util.concurrent.TimeUnit.MILLISECONDS);
+				Schedulers.parallel()
+					.schedule(() -> request(1), this.request.pause().toMillis(),
+							java.util.concurrent.TimeUnit.MILLISECONDS);
 				return;
 			}
 			request(1);
@@ -181,7 +189,9 @@ abstract class ScenarioSupport {
 
 	}
 
-	/** Waits until the simulator has produced {@code tokens} output tokens of the request. */
+	/**
+	 * Waits until the simulator has produced {@code tokens} output tokens of the request.
+	 */
 	void awaitTokens(String requestId, int tokens) {
 		org.awaitility.Awaitility.await()
 			.pollInterval(2, java.util.concurrent.TimeUnit.MILLISECONDS)
@@ -192,7 +202,8 @@ abstract class ScenarioSupport {
 	/** Waits until every started stream ended and their spikes have been judged. */
 	void awaitAll(List<Mono<Void>> streams) {
 		Mono.when(streams).block(Duration.ofSeconds(120));
-		// A spike is judged one scrape interval plus the scrape timeout after its gap closed.
+		// A spike is judged one scrape interval plus the scrape timeout after its gap
+		// closed.
 		Mono.delay(Duration.ofMillis(1500)).block();
 	}
 
@@ -201,10 +212,10 @@ abstract class ScenarioSupport {
 	}
 
 	/**
-	 * The cause the simulator's ground truth gives for the token that ended a gap: when its engine
-	 * step ended on time the delay came after the engine (its HTTP layer, this host), unless a
-	 * scenario knows better (a client it made stop reading); otherwise the trace says what the
-	 * step contained.
+	 * The cause the simulator's ground truth gives for the token that ended a gap: when
+	 * its engine step ended on time the delay came after the engine (its HTTP layer, this
+	 * host), unless a scenario knows better (a client it made stop reading); otherwise
+	 * the trace says what the step contained.
 	 */
 	SpikeCause truthFromTrace(SpikeRecord spike) {
 		Step step = step(spike);
@@ -220,11 +231,12 @@ abstract class ScenarioSupport {
 	}
 
 	/**
-	 * As {@link #truthFromTrace}, and a late engine step that nothing in it explains is queue
-	 * pressure when the token's sequence ran alone in it while, as the step was scheduled, requests
-	 * waited for capacity and the KV cache was over 0.9 full: the engine's state at the step itself,
-	 * which tokengap sees only through scrapes. With other sequences in the step the stall was
-	 * theirs too, and a queue slows nobody's step: then it is nothing in the engine's scheduling.
+	 * As {@link #truthFromTrace}, and a late engine step that nothing in it explains is
+	 * queue pressure when the token's sequence ran alone in it while, as the step was
+	 * scheduled, requests waited for capacity and the KV cache was over 0.9 full: the
+	 * engine's state at the step itself, which tokengap sees only through scrapes. With
+	 * other sequences in the step the stall was theirs too, and a queue slows nobody's
+	 * step: then it is nothing in the engine's scheduling.
 	 */
 	SpikeCause truthWithQueue(SpikeRecord spike) {
 		SpikeCause cause = truthFromTrace(spike);
@@ -236,15 +248,15 @@ abstract class ScenarioSupport {
 	}
 
 	/**
-	 * The ground truth of a mixed load, where a late step can have several reasons at once: the
-	 * token's own preemption, else the largest part of the producing step's cost beyond a usual
-	 * step, from the trace's breakdown: an injected engine stall (an engine hiccup, nothing in the
-	 * engine's scheduling; when the token's sequence ran alone in the step, queue pressure if
-	 * requests waited for capacity beside a KV cache over 0.9 full, as {@link #truthWithQueue}
-	 * judges a lone stream),
-	 * the prefill of other requests' new prompts, the recompute of preempted requests (at least
-	 * 1,024 tokens each, the rules' threshold), or the sequences a batch grew by (by the criteria
-	 * of {@link #truthFromTrace}).
+	 * The ground truth of a mixed load, where a late step can have several reasons at
+	 * once: the token's own preemption, else the largest part of the producing step's
+	 * cost beyond a usual step, from the trace's breakdown: an injected engine stall (an
+	 * engine hiccup, nothing in the engine's scheduling; when the token's sequence ran
+	 * alone in the step, queue pressure if requests waited for capacity beside a KV cache
+	 * over 0.9 full, as {@link #truthWithQueue} judges a lone stream), the prefill of
+	 * other requests' new prompts, the recompute of preempted requests (at least 1,024
+	 * tokens each, the rules' threshold), or the sequences a batch grew by (by the
+	 * criteria of {@link #truthFromTrace}).
 	 */
 	SpikeCause truthByCost(SpikeRecord spike) {
 		Step step = step(spike);
@@ -269,9 +281,9 @@ abstract class ScenarioSupport {
 	}
 
 	/**
-	 * What a spike's token says before the contents of its step are read: unknown when the trace
-	 * no longer holds it, nothing in the engine when its step ended on time, its own preemption;
-	 * else null.
+	 * What a spike's token says before the contents of its step are read: unknown when
+	 * the trace no longer holds it, nothing in the engine when its step ended on time,
+	 * its own preemption; else null.
 	 */
 	private static SpikeCause ownCause(Step step, SpikeRecord spike) {
 		if (step == null) {
@@ -290,8 +302,8 @@ abstract class ScenarioSupport {
 	}
 
 	/**
-	 * The trace entries of the token that ended a spike's gap and of the one before, with the
-	 * request's whole trace.
+	 * The trace entries of the token that ended a spike's gap and of the one before, with
+	 * the request's whole trace.
 	 */
 	private record Step(List<TraceEntry> trace, TraceEntry entry, TraceEntry previous) {
 
@@ -309,7 +321,10 @@ abstract class ScenarioSupport {
 			return this.entry.batchSize() - usual >= 2 && this.entry.batchSize() >= 1.5 * usual;
 		}
 
-		/** Ran alone in its step while requests waited for capacity beside a KV cache over 0.9 full. */
+		/**
+		 * Ran alone in its step while requests waited for capacity beside a KV cache over
+		 * 0.9 full.
+		 */
 		boolean aloneBesideAQueue() {
 			return this.entry.batchSize() == 1 && this.entry.waitingForCapacity() > 0
 					&& this.entry.kvCacheUsage() > 0.9;
@@ -339,8 +354,12 @@ abstract class ScenarioSupport {
 		return null;
 	}
 
-	/** Compares attributed causes with the truth, prints the row and returns the share correct. */
-	double score(String scenario, List<SpikeRecord> spikes, java.util.function.Function<SpikeRecord, SpikeCause> truth) {
+	/**
+	 * Compares attributed causes with the truth, prints the row and returns the share
+	 * correct.
+	 */
+	double score(String scenario, List<SpikeRecord> spikes,
+			java.util.function.Function<SpikeRecord, SpikeCause> truth) {
 		Map<SpikeCause, Integer> attributed = new EnumMap<>(SpikeCause.class);
 		int correct = 0;
 		List<String> wrong = new ArrayList<>();
@@ -367,10 +386,12 @@ abstract class ScenarioSupport {
 	}
 
 	/**
-	 * Prints the confusion matrix of one run, one {@code MATRIX} line per true cause (columns: the
-	 * attributed causes), and the mismatches with their summaries; returns the share correct.
+	 * Prints the confusion matrix of one run, one {@code MATRIX} line per true cause
+	 * (columns: the attributed causes), and the mismatches with their summaries; returns
+	 * the share correct.
 	 */
-	double matrix(String scenario, List<SpikeRecord> spikes, java.util.function.Function<SpikeRecord, SpikeCause> truth) {
+	double matrix(String scenario, List<SpikeRecord> spikes,
+			java.util.function.Function<SpikeRecord, SpikeCause> truth) {
 		Map<SpikeCause, Map<SpikeCause, Integer>> rows = new EnumMap<>(SpikeCause.class);
 		int correct = 0;
 		List<String> wrong = new ArrayList<>();

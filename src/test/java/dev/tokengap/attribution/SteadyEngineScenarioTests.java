@@ -15,11 +15,13 @@ import dev.tokengap.testsupport.PrometheusText;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A steady engine: spikes come from outside the engine, and a smooth load has almost none.
+ * A steady engine: spikes come from outside the engine, and a smooth load has almost
+ * none.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
-				"tokengap.backend.scrape-timeout=350ms", "tokengap.sim.step-fixed-cost=20ms" })
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
+				"tokengap.backend.scrape-interval=400ms", "tokengap.backend.scrape-timeout=350ms",
+				"tokengap.sim.step-fixed-cost=20ms" })
 class SteadyEngineScenarioTests extends ScenarioSupport {
 
 	@LocalManagementPort
@@ -38,13 +40,15 @@ class SteadyEngineScenarioTests extends ScenarioSupport {
 						? SpikeCause.ENGINE_OTHER : truthFromTrace(spike),
 				3);
 		String json = PrometheusText.get(this.managementPort, "/actuator/spikes");
-		assertThat(json).startsWith("[{\"time\":").contains("\"requestId\":\"other-http-stall\"",
-				"\"tokenIndex\":60", "\"cause\":\"engine_other\"", "\"evidence\":{\"engineCovered\":true");
+		assertThat(json).startsWith("[{\"time\":")
+			.contains("\"requestId\":\"other-http-stall\"", "\"tokenIndex\":60", "\"cause\":\"engine_other\"",
+					"\"evidence\":{\"engineCovered\":true");
 		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		assertThat(metrics.value("tokengap_backend_up")).isEqualTo(1);
 		assertThat(metrics.value("tokengap_backend_requests_running")).isNotNegative();
 		assertThat(metrics.matching("tokengap_backend_requests_swapped")).as("absent on a V1 engine").isEmpty();
-		assertThat(metrics.value("tokengap_gap_spike_seconds_count", "cause", "engine_other")).isGreaterThanOrEqualTo(3);
+		assertThat(metrics.value("tokengap_gap_spike_seconds_count", "cause", "engine_other"))
+			.isGreaterThanOrEqualTo(3);
 	}
 
 	@Test

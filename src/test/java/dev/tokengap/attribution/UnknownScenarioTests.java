@@ -14,11 +14,13 @@ import dev.tokengap.testsupport.PrometheusText;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The engine's /metrics cannot be read: spikes are still detected, their cause is unknown.
+ * The engine's /metrics cannot be read: spikes are still detected, their cause is
+ * unknown.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.backend.scrape-interval=400ms",
-				"tokengap.backend.scrape-timeout=350ms", "tokengap.attribution.spike-floor=200ms", "tokengap.sim.step-fixed-cost=20ms",
+		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
+				"tokengap.backend.scrape-interval=400ms", "tokengap.backend.scrape-timeout=350ms",
+				"tokengap.attribution.spike-floor=200ms", "tokengap.sim.step-fixed-cost=20ms",
 				"tokengap.backend.metrics-url=http://127.0.0.1:9/metrics" })
 class UnknownScenarioTests extends ScenarioSupport {
 

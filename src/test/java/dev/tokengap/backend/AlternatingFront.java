@@ -16,12 +16,12 @@ import reactor.netty.tcp.TcpClient;
 import reactor.netty.tcp.TcpServer;
 
 /**
- * What a Kubernetes ClusterIP Service does to a kept-alive scrape: one address on loopback that
- * forwards each new TCP connection to the next of several engines, round robin (once
- * {@link #pool()} is called; to the first engine only before). A connection that
- * carries {@code GET /metrics} is closed after {@code lifetime} (as a pod going away or a
- * keep-alive timeout would), so that the scraper reconnects and lands on another engine; streams
- * run to their end.
+ * What a Kubernetes ClusterIP Service does to a kept-alive scrape: one address on
+ * loopback that forwards each new TCP connection to the next of several engines, round
+ * robin (once {@link #pool()} is called; to the first engine only before). A connection
+ * that carries {@code GET /metrics} is closed after {@code lifetime} (as a pod going away
+ * or a keep-alive timeout would), so that the scraper reconnects and lands on another
+ * engine; streams run to their end.
  *
  * <pre>
  * client ─► front :port ─► connection 1 ─► engine A
@@ -29,8 +29,8 @@ import reactor.netty.tcp.TcpServer;
  *                      └─► connection 3 ─► engine A ...
  * </pre>
  *
- * Bytes are copied through arrays, so no buffer of one connection is handed to another and the
- * leak detector has nothing of the front's to track.
+ * Bytes are copied through arrays, so no buffer of one connection is handed to another
+ * and the leak detector has nothing of the front's to track.
  */
 final class AlternatingFront implements AutoCloseable {
 
@@ -47,7 +47,11 @@ final class AlternatingFront implements AutoCloseable {
 	private AlternatingFront(List<Integer> ports, Duration lifetime) {
 		this.ports = ports;
 		this.lifetime = lifetime;
-		this.server = TcpServer.create().host("127.0.0.1").port(0).handle(this::forward).bindNow(Duration.ofSeconds(10));
+		this.server = TcpServer.create()
+			.host("127.0.0.1")
+			.port(0)
+			.handle(this::forward)
+			.bindNow(Duration.ofSeconds(10));
 	}
 
 	static AlternatingFront start(Duration lifetime, int... ports) {
@@ -58,20 +62,26 @@ final class AlternatingFront implements AutoCloseable {
 		return "http://127.0.0.1:" + this.server.port();
 	}
 
-	/** From now on, new connections alternate over all engines; before, all go to the first. */
+	/**
+	 * From now on, new connections alternate over all engines; before, all go to the
+	 * first.
+	 */
 	void pool() {
 		this.pooled = true;
 	}
 
 	/**
-	 * From now on, new connections go to these engines instead (a pod replaced behind the Service).
+	 * From now on, new connections go to these engines instead (a pod replaced behind the
+	 * Service).
 	 * @param replacements the engines' ports
 	 */
 	void replace(int... replacements) {
 		this.ports = java.util.Arrays.stream(replacements).boxed().toList();
 	}
 
-	/** @return the connections accepted so far */
+	/**
+	 * @return the connections accepted so far
+	 */
 	long connections() {
 		return this.connections.get();
 	}
@@ -91,10 +101,14 @@ final class AlternatingFront implements AutoCloseable {
 	private Mono<Void> pipe(NettyInbound in, NettyOutbound out, Connection engine) {
 		AtomicBoolean scrape = new AtomicBoolean();
 		Mono<Void> up = engine.outbound()
-			.send(in.receive().asByteArray().doOnNext((bytes) -> noteScrape(bytes, scrape)).map(Unpooled::wrappedBuffer))
+			.send(in.receive()
+				.asByteArray()
+				.doOnNext((bytes) -> noteScrape(bytes, scrape))
+				.map(Unpooled::wrappedBuffer))
 			.then();
 		Mono<Void> down = out.send(engine.inbound().receive().asByteArray().map(Unpooled::wrappedBuffer)).then();
-		Mono<Void> recycled = Mono.delay(this.lifetime).then(Mono.defer(() -> scrape.get() ? Mono.empty() : Mono.never()));
+		Mono<Void> recycled = Mono.delay(this.lifetime)
+			.then(Mono.defer(() -> scrape.get() ? Mono.empty() : Mono.never()));
 		return Mono.firstWithSignal(up, down, recycled)
 			.onErrorResume((ex) -> Mono.empty())
 			.doFinally((signal) -> engine.dispose());

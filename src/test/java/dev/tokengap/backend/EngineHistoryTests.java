@@ -140,7 +140,9 @@ class EngineHistoryTests {
 		writer.get(Duration.ofSeconds(30).toMillis(), TimeUnit.MILLISECONDS);
 	}
 
-	/** A sample whose every field is derived from its time, so a mix of two samples shows. */
+	/**
+	 * A sample whose every field is derived from its time, so a mix of two samples shows.
+	 */
 	private static EngineSample sample(long t) {
 		return new EngineSample(t, t, t * 2, t * 3, t * 4, t * 5, t * 6, t * 7, t * 8, t * 9);
 	}

@@ -22,11 +22,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The engine's {@code /metrics} changing under a running tokengap: from vLLM V1 names to V0
- * names and back, and into garbage, an oversize body and a slow answer. The mirror follows
- * whatever the engine exports now, {@code tokengap_backend_up} drops and recovers, and streams
- * through the proxy never notice. Scrapes every 500 ms with a 450 ms timeout: a loaded 2-core
- * machine makes the default 200 ms time out on its own.
+ * The engine's {@code /metrics} changing under a running tokengap: from vLLM V1 names to
+ * V0 names and back, and into garbage, an oversize body and a slow answer. The mirror
+ * follows whatever the engine exports now, {@code tokengap_backend_up} drops and
+ * recovers, and streams through the proxy never notice. Scrapes every 500 ms with a 450
+ * ms timeout: a loaded 2-core machine makes the default 200 ms time out on its own.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.backend.max-scrape-size=256KB",
@@ -57,8 +57,10 @@ class EngineMetricsFaultIntegrationTests {
 
 	@Test
 	void theMirrorFollowsAnEngineWhoseMetricsChangeAndBreakWhileStreamsAreUnaffected() throws Exception {
-		// A scrape abandoned during the delay leaves Reactor Netty's server writing to a closed
-		// connection, which drops the body unreleased: a wrapped array is the GC's, never a leak.
+		// A scrape abandoned during the delay leaves Reactor Netty's server writing to a
+		// closed
+		// connection, which drops the body unreleased: a wrapped array is the GC's, never
+		// a leak.
 		engine.route("/metrics", (req, res) -> res.header("content-type", "text/plain; version=0.0.4")
 			.sendByteArray(Mono.delay(delay.get()).map((tick) -> exposition.get().getBytes(StandardCharsets.UTF_8))));
 		HealthyStream.script(engine);
@@ -81,7 +83,10 @@ class EngineMetricsFaultIntegrationTests {
 		assertMirror(3, 0.25, Double.NaN);
 	}
 
-	/** Serves a new body, with a healthy stream through the proxy while the scrapes see it. */
+	/**
+	 * Serves a new body, with a healthy stream through the proxy while the scrapes see
+	 * it.
+	 */
 	private void serve(String body) {
 		exposition.set(body);
 	}

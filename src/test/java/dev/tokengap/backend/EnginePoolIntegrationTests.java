@@ -36,9 +36,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Standalone tokengap behind a ClusterIP-like address over two engine pods: each new connection
- * lands on the next engine. tokengap must notice the pool, say so, keep its preemption counter
- * honest and stop attributing spikes to engine state that belongs to no one engine.
+ * Standalone tokengap behind a ClusterIP-like address over two engine pods: each new
+ * connection lands on the next engine. tokengap must notice the pool, say so, keep its
+ * preemption counter honest and stop attributing spikes to engine state that belongs to
+ * no one engine.
  */
 @ExtendWith(OutputCaptureExtension.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -76,7 +77,8 @@ class EnginePoolIntegrationTests {
 			.stepCostPerSeq(Duration.ofNanos(100_000))
 			.build();
 		idle = SimulatorServer.start(fast, "127.0.0.1", 0);
-		// A KV pool too small for eight long streams: this engine has preempted before tokengap starts.
+		// A KV pool too small for eight long streams: this engine has preempted before
+		// tokengap starts.
 		busy = SimulatorServer.start(fast.toBuilder().numKvBlocks(150).blockSize(16).maxModelLen(2048).build(),
 				"127.0.0.1", 0);
 		preempt(busy);
@@ -91,7 +93,8 @@ class EnginePoolIntegrationTests {
 		busy.close();
 	}
 
-	// First: the one WARN comes when the pool is first seen, which this test brings about.
+	// First: the one WARN comes when the pool is first seen, which this test brings
+	// about.
 	@Test
 	@Order(1)
 	void aPoolIsCountedWarnedAboutAndNeverMirroredAsOneEngine(CapturedOutput output) {
@@ -100,7 +103,8 @@ class EnginePoolIntegrationTests {
 		front.pool();
 		List<Double> mirrored = new ArrayList<>();
 		long[] poolSeenAt = { 0 };
-		// Watch a dozen reconnects (each landing on the other engine) once the pool is seen.
+		// Watch a dozen reconnects (each landing on the other engine) once the pool is
+		// seen.
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> {
 			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 			if (!metrics.matching("tokengap_backend_preemptions_total").isEmpty()) {
@@ -161,7 +165,10 @@ class EnginePoolIntegrationTests {
 		assertThat(busyPreemptions).as("the busy engine preempted").isPositive();
 	}
 
-	/** Sends a request and reads its whole body (also used by {@link EngineRestartIntegrationTests}). */
+	/**
+	 * Sends a request and reads its whole body (also used by
+	 * {@link EngineRestartIntegrationTests}).
+	 */
 	static String send(HttpRequest.Builder request) {
 		try {
 			return HTTP.send(request.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString())

@@ -24,12 +24,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The engine behind the URL restarts (a new process: a later start time, counters from 0): it is
- * still one engine, and the mirrored preemption counter carries on from where it was.
+ * The engine behind the URL restarts (a new process: a later start time, counters from
+ * 0): it is still one engine, and the mirrored preemption counter carries on from where
+ * it was.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.backend.scrape-interval=100ms",
-				"tokengap.backend.scrape-timeout=80ms" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "management.server.port=0",
+		"tokengap.backend.scrape-interval=100ms", "tokengap.backend.scrape-timeout=80ms" })
 class EngineRestartIntegrationTests {
 
 	private static SimulatorServer before;
@@ -68,13 +68,10 @@ class EngineRestartIntegrationTests {
 	@Test
 	void aRestartedEngineIsTheSameEngineAndItsCounterNeverGoesBackwards() {
 		await().atMost(Duration.ofSeconds(10))
-			.until(() -> PrometheusText.scrape(this.managementPort).value(
-					"tokengap_backend_preemptions_total") > 0);
+			.until(() -> PrometheusText.scrape(this.managementPort).value("tokengap_backend_preemptions_total") > 0);
 		double preempted = PrometheusText.scrape(this.managementPort).value("tokengap_backend_preemptions_total");
-		after = SimulatorServer.start(SimulatorProperties.defaults()
-			.toBuilder()
-			.stepFixedCost(Duration.ofMillis(2))
-			.build(), "127.0.0.1", 0);
+		after = SimulatorServer.start(
+				SimulatorProperties.defaults().toBuilder().stepFixedCost(Duration.ofMillis(2)).build(), "127.0.0.1", 0);
 		front.replace(after.port());
 		before.close();
 		long restartedAt = System.nanoTime();
@@ -86,7 +83,9 @@ class EngineRestartIntegrationTests {
 			return metrics.value("tokengap_backend_up") == 1
 					&& System.nanoTime() - restartedAt > Duration.ofSeconds(2).toNanos();
 		});
-		assertThat(mirrored).as("never backwards").isSorted().allSatisfy((value) -> assertThat(value).isEqualTo(preempted));
+		assertThat(mirrored).as("never backwards")
+			.isSorted()
+			.allSatisfy((value) -> assertThat(value).isEqualTo(preempted));
 	}
 
 	private static void preempt(int port) {
@@ -102,6 +101,5 @@ class EngineRestartIntegrationTests {
 		}
 		CompletableFuture.allOf(streams.toArray(CompletableFuture[]::new)).join();
 	}
-
 
 }

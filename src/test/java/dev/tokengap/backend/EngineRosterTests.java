@@ -17,7 +17,9 @@ class EngineRosterTests {
 
 	private static final EngineIdentity A_RESTARTED = new EngineIdentity(2000.25, "0", "m");
 
-	/** Another pod of the same Deployment: same engine labels and model, its own start. */
+	/**
+	 * Another pod of the same Deployment: same engine labels and model, its own start.
+	 */
 	private static final EngineIdentity B = new EngineIdentity(1500.75, "0", "m");
 
 	private final EngineRoster roster = new EngineRoster("http://engine/metrics", 300 * SECOND);

@@ -13,17 +13,25 @@ final class MetricsFixtures {
 
 	static final String V1_FULL = "v1-full.txt";
 
-	/** {@link #V1_FULL} of a busy engine: deferred requests, prefix-cache hits, KV transfers. */
+	/**
+	 * {@link #V1_FULL} of a busy engine: deferred requests, prefix-cache hits, KV
+	 * transfers.
+	 */
 	static final String V1_BUSY = "v1-busy-prefix-cache.txt";
 
-	/** {@link #V1_FULL} without the families added in 2026 (by reason, by source, cached). */
+	/**
+	 * {@link #V1_FULL} without the families added in 2026 (by reason, by source, cached).
+	 */
 	static final String V1_BEFORE_2026 = "v1-before-2026.txt";
 
 	static final String DESIGN_DOC_EXCERPT = "v1-design-doc-excerpt.txt";
 
 	static final String PID_EXCERPT = "v1-multiprocess-pid-excerpt.txt";
 
-	/** vLLM 0.6.x: V0 engine, model_name only, KV as gpu_cache_usage_perc, swapped requests. */
+	/**
+	 * vLLM 0.6.x: V0 engine, model_name only, KV as gpu_cache_usage_perc, swapped
+	 * requests.
+	 */
 	static final String V0 = """
 			# HELP vllm:num_requests_running Number of requests currently running on GPU.
 			# TYPE vllm:num_requests_running gauge
@@ -63,8 +71,8 @@ final class MetricsFixtures {
 	}
 
 	/**
-	 * A fixture as an exposition: the design-doc excerpt's {@code ...} elision lines (not part of
-	 * any exposition, see the fixtures' README) removed.
+	 * A fixture as an exposition: the design-doc excerpt's {@code ...} elision lines (not
+	 * part of any exposition, see the fixtures' README) removed.
 	 */
 	static String exposition(String name) {
 		String text = raw(name);

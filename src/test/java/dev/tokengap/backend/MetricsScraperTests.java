@@ -62,7 +62,8 @@ class MetricsScraperTests {
 		this.engine.respond(200, CONTENT_TYPE, V1_FULL);
 		scraper(Duration.ofMillis(100), Duration.ofMillis(80), DataSize.ofMegabytes(4)).start();
 		waiting().until(() -> this.listener.samples.size() >= 3);
-		// The very first scrape may pay for class loading on a busy machine; from then on all succeed.
+		// The very first scrape may pay for class loading on a busy machine; from then on
+		// all succeed.
 		List<String> outcomes = List.copyOf(this.listener.outcomes);
 		assertThat(outcomes.subList(outcomes.indexOf("scraped"), outcomes.size())).containsOnly("scraped");
 		EngineSample[] samples = this.history.window(Long.MIN_VALUE, Long.MAX_VALUE);
@@ -233,8 +234,8 @@ class MetricsScraperTests {
 
 	@Test
 	void givesUpReadingBucketEdgesAfterTheWait() {
-		this.engine.handle((request, response) -> response
-			.sendString(Mono.delay(Duration.ofSeconds(5)).thenReturn(V1_FULL)));
+		this.engine
+			.handle((request, response) -> response.sendString(Mono.delay(Duration.ofSeconds(5)).thenReturn(V1_FULL)));
 		scraper(Duration.ofSeconds(5), Duration.ofSeconds(4), DataSize.ofMegabytes(4));
 		long start = System.nanoTime();
 		StepVerifier.create(this.scraper.readEdges(Duration.ofMillis(100))).expectComplete().verify(DEADLINE);

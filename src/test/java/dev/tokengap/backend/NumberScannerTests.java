@@ -43,8 +43,8 @@ class NumberScannerTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "", "+", "-", ".", "e5", "1e", "1e+", "1.2.3", "0x1A", "1_000", "1d", "1f", "Inf+",
-			"NaNa", "--1", "+-1", "1 ", " 1", "1,5" })
+	@ValueSource(strings = { "", "+", "-", ".", "e5", "1e", "1e+", "1.2.3", "0x1A", "1_000", "1d", "1f", "Inf+", "NaNa",
+			"--1", "+-1", "1 ", " 1", "1,5" })
 	void refusesWhatIsNotOneNumber(String text) {
 		assertThat(this.scanner.scan(text, 0, text.length(), true)).isFalse();
 		assertThat(NumberScanner.parse(text)).isNaN();

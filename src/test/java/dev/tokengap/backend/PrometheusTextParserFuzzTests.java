@@ -10,17 +10,20 @@ import dev.tokengap.metrics.BucketEdges;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Jazzer fuzz target for the exposition parser and the vLLM reader on top of it: any scrape body.
- * The parser's contract is that a malformed line is skipped and counted, never thrown (only a
- * null argument throws), so any exception here is a finding. Regression mode (every
- * {@code ./mvnw test}) runs the inputs under {@code PrometheusTextParserFuzzTestsInputs/}: the
- * real vLLM {@code /metrics} fixtures and short expositions of each syntax; the
- * {@code fuzz-exposition-parser} surefire execution in {@code ./mvnw verify} mutates them for
- * {@code fuzz.duration}.
+ * Jazzer fuzz target for the exposition parser and the vLLM reader on top of it: any
+ * scrape body. The parser's contract is that a malformed line is skipped and counted,
+ * never thrown (only a null argument throws), so any exception here is a finding.
+ * Regression mode (every {@code ./mvnw test}) runs the inputs under
+ * {@code PrometheusTextParserFuzzTestsInputs/}: the real vLLM {@code /metrics} fixtures
+ * and short expositions of each syntax; the {@code fuzz-exposition-parser} surefire
+ * execution in {@code ./mvnw verify} mutates them for {@code fuzz.duration}.
  */
 class PrometheusTextParserFuzzTests {
 
-	/** Far above the few milliseconds a 16 KiB body takes on a loaded machine; a hang is libFuzzer's -timeout. */
+	/**
+	 * Far above the few milliseconds a 16 KiB body takes on a loaded machine; a hang is
+	 * libFuzzer's -timeout.
+	 */
 	private static final long MAX_NANOS_PER_INPUT = 5_000_000_000L;
 
 	@FuzzTest
@@ -34,7 +37,8 @@ class PrometheusTextParserFuzzTests {
 		assertThat(whole.samples + malformed).as("samples and malformed lines")
 			.isLessThanOrEqualTo(nonBlankLines(text));
 
-		// The CharSequence path (no String.indexOf) reads the same; a visitor that wants nothing
+		// The CharSequence path (no String.indexOf) reads the same; a visitor that wants
+		// nothing
 		// still has every line checked and counted.
 		Fingerprint fromBuilder = new Fingerprint();
 		assertThat(new PrometheusTextParser().parse(new StringBuilder(text), fromBuilder)).isEqualTo(malformed);
@@ -55,9 +59,9 @@ class PrometheusTextParserFuzzTests {
 	}
 
 	/**
-	 * Lines as the parser splits them: on LF, less one CR before it (or at the very end), holding
-	 * anything but spaces and tabs. A lone CR is not a blank (a fuzzer's finding in an earlier
-	 * version of this count, which skipped every CR).
+	 * Lines as the parser splits them: on LF, less one CR before it (or at the very end),
+	 * holding anything but spaces and tabs. A lone CR is not a blank (a fuzzer's finding
+	 * in an earlier version of this count, which skipped every CR).
 	 */
 	private static int nonBlankLines(String text) {
 		int lines = 0;
@@ -77,8 +81,9 @@ class PrometheusTextParserFuzzTests {
 	}
 
 	/**
-	 * Reads every view the visitor gets, within its bounds and during the visit, into a hash of
-	 * the samples in order (a list of copied samples would cost the fuzzer most of its speed).
+	 * Reads every view the visitor gets, within its bounds and during the visit, into a
+	 * hash of the samples in order (a list of copied samples would cost the fuzzer most
+	 * of its speed).
 	 */
 	private static final class Fingerprint implements SampleVisitor {
 

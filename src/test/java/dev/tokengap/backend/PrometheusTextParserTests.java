@@ -26,12 +26,10 @@ class PrometheusTextParserTests {
 	private final PrometheusTextParser parser = new PrometheusTextParser();
 
 	static Stream<Arguments> expositions() {
-		return Stream.of(
-				arguments("gauge", "a 1\n", "a 1.0", 0),
+		return Stream.of(arguments("gauge", "a 1\n", "a 1.0", 0),
 				arguments("colon name and labels", "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 8.0\n",
 						"vllm:num_requests_running{engine=0, model_name=m} 8.0", 0),
-				arguments("no final newline", "a 1", "a 1.0", 0),
-				arguments("empty braces", "a{} 1\n", "a 1.0", 0),
+				arguments("no final newline", "a 1", "a 1.0", 0), arguments("empty braces", "a{} 1\n", "a 1.0", 0),
 				arguments("trailing comma", "a{x=\"1\",} 1\n", "a{x=1} 1.0", 0),
 				arguments("blanks between tokens", "  a { x = \"1\" , y=\"2\" }\t\t3 \n", "a{x=1, y=2} 3.0", 0),
 				arguments("escaped quote", "a{x=\"say \\\"hi\\\"\"} 1\n", "a{x=say \"hi\"} 1.0", 0),
@@ -65,8 +63,7 @@ class PrometheusTextParserTests {
 				arguments("blank and whitespace-only lines", "\n\na 1\n   \n\t\nb 2\n\n", "a 1.0 | b 2.0", 0),
 				arguments("CRLF line ends", "# TYPE a gauge\r\na{x=\"y\"} 1\r\n\r\nb 2 1000\r\n",
 						"a{x=y} 1.0 | b 2.0 @1000", 0),
-				arguments("empty input", "", "", 0),
-				arguments("only line ends", "\n\r\n\n", "", 0),
+				arguments("empty input", "", "", 0), arguments("only line ends", "\n\r\n\n", "", 0),
 				arguments("no value", "a\na{x=\"1\"}\nb 1\n", "b 1.0", 2),
 				arguments("no blank before the value", "a{x=\"1\"}1\nb 1\n", "b 1.0", 1),
 				arguments("malformed names", "1a 1\n-a 1\na-b 1\n{x=\"1\"} 1\nb 1\n", "b 1.0", 4),
@@ -130,8 +127,8 @@ class PrometheusTextParserTests {
 		List<Sample> samples = new ArrayList<>();
 		int malformed = this.parser.parse(raw, (name, labels, value, timestamp) -> samples.add(null));
 		assertThat(malformed).isEqualTo(3);
-		assertThat(samples).hasSize(this.parser.parse(MetricsFixtures.exposition(MetricsFixtures.DESIGN_DOC_EXCERPT))
-			.size());
+		assertThat(samples)
+			.hasSize(this.parser.parse(MetricsFixtures.exposition(MetricsFixtures.DESIGN_DOC_EXCERPT)).size());
 	}
 
 	@Test
@@ -195,7 +192,8 @@ class PrometheusTextParserTests {
 		for (int round = 0; round < 1000; round++) {
 			StringBuilder text = new StringBuilder();
 			for (int i = random.nextInt(2048); i > 0; i--) {
-				text.append((round % 4 == 0) ? (char) random.nextInt(0x3000) : alphabet.charAt(random.nextInt(alphabet.length())));
+				text.append((round % 4 == 0) ? (char) random.nextInt(0x3000)
+						: alphabet.charAt(random.nextInt(alphabet.length())));
 			}
 			long lines = text.chars().filter((c) -> c == '\n').count() + 1;
 			int malformed = this.parser.parse(text, (name, labels, value, timestamp) -> labels.toMap());

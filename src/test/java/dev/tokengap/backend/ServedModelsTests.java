@@ -11,8 +11,8 @@ class ServedModelsTests {
 
 	/**
 	 * {@code vllm serve meta-llama/Llama-3.1-8B-Instruct --served-model-name llama llama-prod
-	 * --enable-lora --lora-modules sql=/adapters/sql}, as vLLM's {@code show_available_models} lists
-	 * it (permissions left out).
+	 * --enable-lora --lora-modules sql=/adapters/sql}, as vLLM's
+	 * {@code show_available_models} lists it (permissions left out).
 	 */
 	private static final String ALIASES_AND_LORA = """
 			{"object":"list","data":[
@@ -26,8 +26,8 @@ class ServedModelsTests {
 
 	@Test
 	void mapsEachServedNameToTheNameTheEngineLabelsItsSeriesWith() {
-		assertThat(ServedModels.parse(ALIASES_AND_LORA.getBytes(StandardCharsets.UTF_8))).containsExactly(
-				entry("llama", "llama"), entry("llama-prod", "llama"), entry("sql", "llama"));
+		assertThat(ServedModels.parse(ALIASES_AND_LORA.getBytes(StandardCharsets.UTF_8)))
+			.containsExactly(entry("llama", "llama"), entry("llama-prod", "llama"), entry("sql", "llama"));
 	}
 
 	@Test

@@ -71,8 +71,8 @@ class VllmMetricsReaderTests {
 			""".formatted(MODEL);
 
 	/**
-	 * A full KV cache whose whole queue is deferred (LoRA budget, KV transfer), and whose prompts
-	 * all came from the prefix cache.
+	 * A full KV cache whose whole queue is deferred (LoRA budget, KV transfer), and whose
+	 * prompts all came from the prefix cache.
 	 */
 	private static final String ONLY_DEFERRED = """
 			vllm:num_requests_running{engine="0",%1$s} 2.0
@@ -247,7 +247,10 @@ class VllmMetricsReaderTests {
 		assertThat(this.reader.identity().models()).isEqualTo("meta-llama/Llama-3.1-8B-Instruct");
 	}
 
-	/** A histogram as prometheus_client writes it: buckets in the given order, then +Inf, count, sum. */
+	/**
+	 * A histogram as prometheus_client writes it: buckets in the given order, then +Inf,
+	 * count, sum.
+	 */
 	private static String histogram(String name, String labels, double[] edges) {
 		String buckets = Arrays.stream(edges)
 			.mapToObj((edge) -> name + "_bucket{le=\"" + edge + "\"," + labels + "} 0.0\n")

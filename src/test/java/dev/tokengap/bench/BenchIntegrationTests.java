@@ -24,13 +24,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /**
- * {@code tokengap bench} over real HTTP against tokengap in front of its in-process simulator
- * (demo mode, no background load), and straight against the simulator; the failure rule and the
- * endpoint filter of the comparison are also tested against a scripted upstream in
- * {@link BenchResponsesIntegrationTests}.
+ * {@code tokengap bench} over real HTTP against tokengap in front of its in-process
+ * simulator (demo mode, no background load), and straight against the simulator; the
+ * failure rule and the endpoint filter of the comparison are also tested against a
+ * scripted upstream in {@link BenchResponsesIntegrationTests}.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "management.server.port=0",
+		"tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
 class BenchIntegrationTests {
 
 	private static final int PROMPTS = 24;
@@ -62,7 +62,8 @@ class BenchIntegrationTests {
 			assertThat(d.p95()).isLessThanOrEqualTo(d.p99());
 			assertThat(d.p99()).isLessThanOrEqualTo(d.max());
 		}
-		// 5 ms engine steps plus per-sequence cost: a TPOT of a few ms, never less than a step
+		// 5 ms engine steps plus per-sequence cost: a TPOT of a few ms, never less than a
+		// step
 		assertThat(r.tpot.p50()).isBetween(4.5, 100.0);
 		assertThat(r.e2el.mean()).isGreaterThan(r.ttft.mean() + (OUTPUT - 1) * 4.5);
 		assertThat(r.jitter.count()).isEqualTo(PROMPTS);
@@ -86,7 +87,8 @@ class BenchIntegrationTests {
 			assertThat(row.engineP50()).isPositive().isLessThanOrEqualTo(row.engineP99());
 			assertThat(row.clientBucketedP50()).isPositive();
 		}
-		// Same events, same edges, same estimator: the proxy's and the client's medians agree
+		// Same events, same edges, same estimator: the proxy's and the client's medians
+		// agree
 		// (each event is timed when written by one and when read by the other)
 		assertThat(itl.tokengapP50()).isCloseTo(itl.clientBucketedP50(), within(3.0));
 		// The client cannot see a first token before the engine produced it
@@ -94,8 +96,9 @@ class BenchIntegrationTests {
 	}
 
 	/**
-	 * The simulator serves vLLM's Responses stream: every request completes, each delta is timed,
-	 * and tokengap's {@code endpoint="responses"} series saw the same streams and gaps.
+	 * The simulator serves vLLM's Responses stream: every request completes, each delta
+	 * is timed, and tokengap's {@code endpoint="responses"} series saw the same streams
+	 * and gaps.
 	 */
 	@Test
 	void theResponsesApiIsTimedAndComparedWithTokengapsResponsesSeries() {
@@ -167,7 +170,8 @@ class BenchIntegrationTests {
 	void failedRequestsAreCountedWithTheirReason() {
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
 		int status = BenchCommand.run(new String[] { "--base-url", "http://127.0.0.1:" + this.port, "--model",
-				"no-such-model", "--num-prompts", "3", "--no-progress" }, print(out), print(new ByteArrayOutputStream()));
+				"no-such-model", "--num-prompts", "3", "--no-progress" }, print(out),
+				print(new ByteArrayOutputStream()));
 		assertThat(status).isEqualTo(1);
 		assertThat(out.toString(StandardCharsets.UTF_8)).contains("Failed requests:", "failed: 3 x HTTP 404");
 	}

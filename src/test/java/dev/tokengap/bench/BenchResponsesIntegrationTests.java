@@ -26,12 +26,12 @@ import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@code tokengap bench --endpoint responses} over real HTTP through tokengap, in front of a
- * scripted Reactor Netty upstream that speaks vLLM's Responses stream and ends it every way the
- * contract tells apart: the request's shape, a success exactly where tokengap counts
- * {@code completed}, and the comparison reading only tokengap's {@code endpoint="responses"}
- * series while a chat stream runs through the same tokengap. Against the simulator:
- * {@link BenchIntegrationTests}.
+ * {@code tokengap bench --endpoint responses} over real HTTP through tokengap, in front
+ * of a scripted Reactor Netty upstream that speaks vLLM's Responses stream and ends it
+ * every way the contract tells apart: the request's shape, a success exactly where
+ * tokengap counts {@code completed}, and the comparison reading only tokengap's
+ * {@code endpoint="responses"} series while a chat stream runs through the same tokengap.
+ * Against the simulator: {@link BenchIntegrationTests}.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.metrics.models=bench-resp,bench-resp-outcomes" })
@@ -42,8 +42,8 @@ class BenchResponsesIntegrationTests extends ScriptedUpstreamTests {
 	private static final int TOKENS = 12;
 
 	/**
-	 * A chat stream through the same tokengap, inside the bench's window (the first Responses
-	 * stream waits for it to be counted), must not reach the comparison.
+	 * A chat stream through the same tokengap, inside the bench's window (the first
+	 * Responses stream waits for it to be counted), must not reach the comparison.
 	 */
 	@Test
 	void postsTheResponsesShapeAndComparesWithTokengapsResponsesSeries() throws Exception {
@@ -54,13 +54,12 @@ class BenchResponsesIntegrationTests extends ScriptedUpstreamTests {
 			}))));
 		upstream.route("/v1/chat/completions", (req, res) -> ScriptedUpstream.play(res, chatStream(), (nanos) -> {
 		}));
-		CompletableFuture<BenchCommand.Result> run = CompletableFuture.supplyAsync(() -> bench("bench-resp",
-				"--num-prompts", PROMPTS, "--max-concurrency", 2, "--output-len", TOKENS, "--tokengap-metrics",
-				"http://127.0.0.1:" + this.managementPort + "/actuator/prometheus"));
+		CompletableFuture<BenchCommand.Result> run = CompletableFuture
+			.supplyAsync(() -> bench("bench-resp", "--num-prompts", PROMPTS, "--max-concurrency", 2, "--output-len",
+					TOKENS, "--tokengap-metrics", "http://127.0.0.1:" + this.managementPort + "/actuator/prometheus"));
 		await().atMost(Duration.ofSeconds(20)).until(() -> !upstream.received("/v1/responses").isEmpty());
 		StreamingClient.record(proxy("/v1/chat/completions"), "{\"model\":\"bench-resp\",\"stream\":true}");
-		await().atMost(Duration.ofSeconds(5))
-			.until(() -> streams("bench-resp", "chat_completions", "completed") == 1);
+		await().atMost(Duration.ofSeconds(5)).until(() -> streams("bench-resp", "chat_completions", "completed") == 1);
 		chatCounted.complete(null);
 		BenchCommand.Result result = run.get(60, TimeUnit.SECONDS);
 
@@ -104,11 +103,11 @@ class BenchResponsesIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(r.completed).isEqualTo(2);
 		assertThat(r.failed).isEqualTo(4);
 		assertThat(r.errors).isEqualTo(Map.of("in-band error event", 2,
-				"stream ended without its end marker ([DONE], response.completed, message_stop)", 1,
-				"no content event", 1));
+				"stream ended without its end marker ([DONE], response.completed, message_stop)", 1, "no content event",
+				1));
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(streams("bench-resp-outcomes", "responses", "completed"))
-				.isEqualTo(r.completed));
+			.untilAsserted(
+					() -> assertThat(streams("bench-resp-outcomes", "responses", "completed")).isEqualTo(r.completed));
 		assertThat(streams("bench-resp-outcomes", "responses", "engine_error")).isEqualTo(r.failed);
 	}
 
@@ -131,10 +130,10 @@ class BenchResponsesIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	/**
-	 * vLLM's Responses stream: {@code response.created}, {@code response.in_progress}, the output
-	 * item and part, {@code deltas} text deltas 10 ms apart, then its end: {@code completed} or
-	 * {@code incomplete} (a good end), {@code failed} or {@code error} (an in-band failure), or
-	 * {@code none} (the body just ends).
+	 * vLLM's Responses stream: {@code response.created}, {@code response.in_progress},
+	 * the output item and part, {@code deltas} text deltas 10 ms apart, then its end:
+	 * {@code completed} or {@code incomplete} (a good end), {@code failed} or
+	 * {@code error} (an in-band failure), or {@code none} (the body just ends).
 	 */
 	private static List<Step> responsesStream(String end, int deltas) {
 		List<Step> steps = new ArrayList<>();
@@ -155,8 +154,10 @@ class BenchResponsesIntegrationTests extends ScriptedUpstreamTests {
 			case "completed", "incomplete" -> steps.add(Step.of(0, event("response." + end,
 					"\"response\":{\"id\":\"resp_1\",\"status\":\"" + end + "\"," + usage + "}", seq)));
 			case "failed" -> steps.add(Step.of(0, event("response.failed",
-					"\"response\":{\"id\":\"resp_1\",\"status\":\"failed\",\"error\":{\"code\":\"server_error\"}}", seq)));
-			case "error" -> steps.add(Step.of(0, event("error", "\"code\":\"server_error\",\"message\":\"boom\"", seq)));
+					"\"response\":{\"id\":\"resp_1\",\"status\":\"failed\",\"error\":{\"code\":\"server_error\"}}",
+					seq)));
+			case "error" ->
+				steps.add(Step.of(0, event("error", "\"code\":\"server_error\",\"message\":\"boom\"", seq)));
 			default -> {
 				// the body ends without an end event
 			}

@@ -22,8 +22,8 @@ import dev.tokengap.backend.SampleLabels;
 import dev.tokengap.backend.VllmMetricsReader;
 
 /**
- * Cost of one scrape's parse: vLLM's full V1 {@code /metrics} body (483 lines, 353 samples),
- * every sample visited, and the engine state read as the scraper does it.
+ * Cost of one scrape's parse: vLLM's full V1 {@code /metrics} body (483 lines, 353
+ * samples), every sample visited, and the engine state read as the scraper does it.
  *
  * <pre>
  * java -cp target/test-classes:target/classes:$(./mvnw -q dependency:build-classpath \
@@ -31,8 +31,8 @@ import dev.tokengap.backend.VllmMetricsReader;
  *     dev.tokengap.bench.ExpositionParserBenchmark
  * </pre>
  *
- * (with no arguments: 1 fork, 3 warm-up and 5 measured iterations of 1 s, {@code -prof gc}; any
- * arguments go to JMH as they are).
+ * (with no arguments: 1 fork, 3 warm-up and 5 measured iterations of 1 s,
+ * {@code -prof gc}; any arguments go to JMH as they are).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -73,8 +73,8 @@ public class ExpositionParserBenchmark {
 	}
 
 	public static void main(String[] args) throws Exception {
-		org.openjdk.jmh.Main.main((args.length > 0) ? args : new String[] {
-				ExpositionParserBenchmark.class.getSimpleName(), "-prof", "gc" });
+		org.openjdk.jmh.Main.main((args.length > 0) ? args
+				: new String[] { ExpositionParserBenchmark.class.getSimpleName(), "-prof", "gc" });
 	}
 
 	private static final class SumVisitor implements PrometheusTextParser.SampleVisitor {

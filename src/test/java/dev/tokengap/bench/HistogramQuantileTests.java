@@ -18,7 +18,8 @@ class HistogramQuantileTests {
 
 	@Test
 	void interpolatesLinearlyWithinTheBucketHoldingTheRank() {
-		// rank 50 is in (0.1, 0.5], which holds 50 of which 40 are below the rank: 0.1 + 0.4 * 40/50
+		// rank 50 is in (0.1, 0.5], which holds 50 of which 40 are below the rank: 0.1 +
+		// 0.4 * 40/50
 		assertThat(HistogramQuantile.estimate(0.5, EDGES, COUNTS)).isCloseTo(0.42, within(1e-12));
 		// rank 5 in the first bucket, which starts at 0: 0.1 * 5/10
 		assertThat(HistogramQuantile.estimate(0.05, EDGES, COUNTS)).isCloseTo(0.05, within(1e-12));

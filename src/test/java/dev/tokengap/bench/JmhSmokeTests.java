@@ -17,17 +17,18 @@ import org.openjdk.jmh.runner.options.VerboseMode;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Keeps the JMH benchmarks compiling and running in {@code ./mvnw verify}: each one, in this JVM
- * (no fork), for one warm-up and one measured iteration of 200 ms. The figures of such a short run
- * mean nothing; docs/performance.md has the real ones and how to get them.
+ * Keeps the JMH benchmarks compiling and running in {@code ./mvnw verify}: each one, in
+ * this JVM (no fork), for one warm-up and one measured iteration of 200 ms. The figures
+ * of such a short run mean nothing; docs/performance.md has the real ones and how to get
+ * them.
  */
 class JmhSmokeTests {
 
 	private static final List<String> BENCHMARKS = List.of("SseScannerBenchmark.scanChatChunk",
-			"SseScannerBenchmark.scanResponsesDelta",
-			"SseScannerBenchmark.scanByteBufAsTheRelayDoes", "RecordPathBenchmark.recordOneContentEvent",
-			"ExpositionParserBenchmark.parseEverySample", "ExpositionParserBenchmark.readEngineSample",
-			"RequestFactsBenchmark.scan", "RequestFactsBenchmark.jacksonAsBefore");
+			"SseScannerBenchmark.scanResponsesDelta", "SseScannerBenchmark.scanByteBufAsTheRelayDoes",
+			"RecordPathBenchmark.recordOneContentEvent", "ExpositionParserBenchmark.parseEverySample",
+			"ExpositionParserBenchmark.readEngineSample", "RequestFactsBenchmark.scan",
+			"RequestFactsBenchmark.jacksonAsBefore");
 
 	@Test
 	void everyBenchmarkRunsOneShortIteration() throws RunnerException {
@@ -44,12 +45,12 @@ class JmhSmokeTests {
 			.verbosity(VerboseMode.SILENT)
 			.build();
 		Collection<RunResult> results = new Runner(options).run();
-		assertThat(results).extracting((r) -> shortName(r.getParams().getBenchmark()))
-			.containsAll(BENCHMARKS);
+		assertThat(results).extracting((r) -> shortName(r.getParams().getBenchmark())).containsAll(BENCHMARKS);
 		for (RunResult run : results) {
 			Result<?> primary = run.getPrimaryResult();
 			Result<?> alloc = run.getSecondaryResults().get("gc.alloc.rate.norm");
-			System.out.printf("jmh smoke: %-50s %s %10.1f ns/op %8.1f B/op%n", shortName(run.getParams().getBenchmark()),
+			System.out.printf("jmh smoke: %-50s %s %10.1f ns/op %8.1f B/op%n",
+					shortName(run.getParams().getBenchmark()),
 					run.getParams().getParam("observer") == null ? "" : run.getParams().getParam("observer"),
 					primary.getScore(), (alloc != null) ? alloc.getScore() : Double.NaN);
 			assertThat(primary.getScore()).isPositive().isFinite();

@@ -29,10 +29,11 @@ import dev.tokengap.timing.ContentWrite;
 import dev.tokengap.timing.NanoClock;
 
 /**
- * Cost of timing and recording one content event, as {@code ResponseRelay.recordWrite} does per
- * event: {@code bodyWritten} then {@code contentWritten} on an {@link ExchangeRecorder} over a real
- * {@link TokengapMeters} on a fresh {@link PrometheusRegistry}, events 20 ms apart on one long
- * stream; {@code observer=spikes} adds the production gap observer (spike detection), as the
+ * Cost of timing and recording one content event, as {@code ResponseRelay.recordWrite}
+ * does per event: {@code bodyWritten} then {@code contentWritten} on an
+ * {@link ExchangeRecorder} over a real {@link TokengapMeters} on a fresh
+ * {@link PrometheusRegistry}, events 20 ms apart on one long stream;
+ * {@code observer=spikes} adds the production gap observer (spike detection), as the
  * application wires it. One op = one event. Target: 0 bytes allocated per op.
  *
  * <pre>
@@ -66,8 +67,9 @@ public class RecordPathBenchmark {
 		TokengapMeters meters = new TokengapMeters(new PrometheusRegistry(), BucketEdges.VLLM_V1,
 				Duration.ofMillis(400).toNanos(), NanoClock.SYSTEM);
 		if ("spikes".equals(this.observer)) {
-			this.attributor = new SpikeAttributor(new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024, 1.5,
-					0.9, 10), new EngineHistory(), meters, NanoClock.SYSTEM, Duration.ofMillis(250), Duration.ofMillis(200));
+			this.attributor = new SpikeAttributor(
+					new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024, 1.5, 0.9, 10), new EngineHistory(),
+					meters, NanoClock.SYSTEM, Duration.ofMillis(250), Duration.ofMillis(200));
 			meters.gapObserver(this.attributor.detector());
 		}
 		this.now = 1_000_000_000L;
@@ -96,8 +98,8 @@ public class RecordPathBenchmark {
 	}
 
 	public static void main(String[] args) throws Exception {
-		org.openjdk.jmh.Main.main((args.length > 0) ? args
-				: new String[] { RecordPathBenchmark.class.getSimpleName(), "-prof", "gc" });
+		org.openjdk.jmh.Main
+			.main((args.length > 0) ? args : new String[] { RecordPathBenchmark.class.getSimpleName(), "-prof", "gc" });
 	}
 
 }

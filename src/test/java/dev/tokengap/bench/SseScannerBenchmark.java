@@ -22,16 +22,18 @@ import dev.tokengap.sse.SseEventKind;
 import dev.tokengap.sse.SseEventScanner;
 
 /**
- * Cost of scanning one SSE event: a real vLLM chat chunk (one token of content), fed byte by byte
- * as a byte array and, as {@code ResponseRelay} does it, through {@code ByteBuf.forEachByte} over a
- * pooled direct buffer. One op = one event. Target: 0 bytes allocated per op.
+ * Cost of scanning one SSE event: a real vLLM chat chunk (one token of content), fed byte
+ * by byte as a byte array and, as {@code ResponseRelay} does it, through
+ * {@code ByteBuf.forEachByte} over a pooled direct buffer. One op = one event. Target: 0
+ * bytes allocated per op.
  *
  * <pre>
  * java -cp target/test-classes:target/classes:$(cat target/test-classpath.txt) \
  *     dev.tokengap.bench.SseScannerBenchmark
  * </pre>
  *
- * (with no arguments: 1 fork, 3 warm-up and 5 measured iterations of 1 s, {@code -prof gc}).
+ * (with no arguments: 1 fork, 3 warm-up and 5 measured iterations of 1 s,
+ * {@code -prof gc}).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -47,7 +49,10 @@ public class SseScannerBenchmark {
 			+ "\"model\":\"meta-llama/Llama-3.1-8B-Instruct\",\"choices\":[{\"index\":0,"
 			+ "\"delta\":{\"content\":\" latency\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
 
-	/** As vLLM writes a Responses API text delta: an event field, then the JSON with its type last. */
+	/**
+	 * As vLLM writes a Responses API text delta: an event field, then the JSON with its
+	 * type last.
+	 */
 	static final String RESPONSES_DELTA = "event: response.output_text.delta\ndata: {\"content_index\":0,"
 			+ "\"delta\":\" latency\",\"item_id\":\"msg_8b7a6c1f4e2d4c9a9d0e5f3b2a1c0d9e\",\"logprobs\":[],"
 			+ "\"output_index\":0,\"sequence_number\":42,\"type\":\"response.output_text.delta\"}\n\n";
@@ -101,7 +106,9 @@ public class SseScannerBenchmark {
 		return last;
 	}
 
-	/** As the relay scans an upstream buffer: forEachByte with itself as the processor. */
+	/**
+	 * As the relay scans an upstream buffer: forEachByte with itself as the processor.
+	 */
 	@Benchmark
 	public int scanByteBufAsTheRelayDoes() {
 		this.relay.content = 0;
@@ -140,8 +147,8 @@ public class SseScannerBenchmark {
 	}
 
 	public static void main(String[] args) throws Exception {
-		org.openjdk.jmh.Main.main((args.length > 0) ? args
-				: new String[] { SseScannerBenchmark.class.getSimpleName(), "-prof", "gc" });
+		org.openjdk.jmh.Main
+			.main((args.length > 0) ? args : new String[] { SseScannerBenchmark.class.getSimpleName(), "-prof", "gc" });
 	}
 
 }

@@ -25,9 +25,9 @@ import dev.tokengap.sim.SimulatorServer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Fail closed: without an engine URL the proxy refuses to start, unless the demo is asked for.
- * A context runner, not the whole application: closing a whole application would dispose Reactor
- * Netty's global event loops under the other tests of this JVM.
+ * Fail closed: without an engine URL the proxy refuses to start, unless the demo is asked
+ * for. A context runner, not the whole application: closing a whole application would
+ * dispose Reactor Netty's global event loops under the other tests of this JVM.
  */
 class StartupModeTests {
 

@@ -12,7 +12,8 @@ import org.yaml.snakeyaml.Yaml;
 import dev.tokengap.testsupport.ProjectFiles;
 
 /**
- * The recording and alert rules of the one rules file, {@code helm/tokengap/files/tokengap-rules.yaml}.
+ * The recording and alert rules of the one rules file,
+ * {@code helm/tokengap/files/tokengap-rules.yaml}.
  */
 final class AlertRules {
 
@@ -49,8 +50,8 @@ final class AlertRules {
 	}
 
 	/**
-	 * The expression followed by the expressions of every recorded series it reads, transitively: what
-	 * it computes from the scraped series.
+	 * The expression followed by the expressions of every recorded series it reads,
+	 * transitively: what it computes from the scraped series.
 	 */
 	static String expanded(String expr) {
 		Map<String, String> recordings = recordings();

@@ -19,9 +19,10 @@ import dev.tokengap.testsupport.Promtool;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The alert rules file: valid for Prometheus, every alert unit-tested by {@code promtool test rules}
- * to fire on series that should trigger it and to stay silent otherwise, every series from the
- * metrics contract or vLLM, and every runbook link pointing at a README section that exists.
+ * The alert rules file: valid for Prometheus, every alert unit-tested by
+ * {@code promtool test rules} to fire on series that should trigger it and to stay silent
+ * otherwise, every series from the metrics contract or vLLM, and every runbook link
+ * pointing at a README section that exists.
  */
 class AlertRulesTests {
 
@@ -106,9 +107,10 @@ class AlertRulesTests {
 	}
 
 	/**
-	 * Fleet scale: every aggregation, in alerts and recording rules, keeps {@code cluster} (absent on a
-	 * single Prometheus, an external label behind Thanos or Mimir) and {@code namespace} where it keeps
-	 * any label, but TTFT, which is compared per model across namespaces.
+	 * Fleet scale: every aggregation, in alerts and recording rules, keeps
+	 * {@code cluster} (absent on a single Prometheus, an external label behind Thanos or
+	 * Mimir) and {@code namespace} where it keeps any label, but TTFT, which is compared
+	 * per model across namespaces.
 	 */
 	@Test
 	void everyAggregationKeepsTheClusterLabel() {
@@ -123,7 +125,10 @@ class AlertRulesTests {
 		}
 	}
 
-	/** The threshold the chart's values can change is the number before {@code # threshold}: one per alert. */
+	/**
+	 * The threshold the chart's values can change is the number before
+	 * {@code # threshold}: one per alert.
+	 */
 	@Test
 	void everyThresholdIsMarkedOnceForTheChart() {
 		String file = ProjectFiles.read(AlertRules.FILE);
@@ -150,7 +155,8 @@ class AlertRulesTests {
 			}
 		}
 		for (String name : recordings.keySet()) {
-			assertThat(PromQl.recorded(users.toString())).as("%s is read by an alert or a dashboard", name).contains(name);
+			assertThat(PromQl.recorded(users.toString())).as("%s is read by an alert or a dashboard", name)
+				.contains(name);
 		}
 	}
 
@@ -160,8 +166,8 @@ class AlertRulesTests {
 		for (Alert alert : AlertRules.load()) {
 			for (String series : PromQl.series(AlertRules.expanded(alert.expr()))) {
 				if (series.startsWith("tokengap_")) {
-					assertThat(contract.familyOf(series)).as("%s: %s is in docs/metrics-contract.md", alert.name(),
-							series)
+					assertThat(contract.familyOf(series))
+						.as("%s: %s is in docs/metrics-contract.md", alert.name(), series)
 						.isNotNull();
 				}
 				else if (series.startsWith("vllm:")) {
@@ -205,13 +211,11 @@ class AlertRulesTests {
 	/** GitHub's anchors of the README's headings. */
 	static Set<String> readmeAnchors() {
 		Set<String> anchors = new LinkedHashSet<>();
-		Matcher heading = Pattern.compile("^#{1,6}\\s+(.+)$", Pattern.MULTILINE).matcher(ProjectFiles.read("README.md"));
+		Matcher heading = Pattern.compile("^#{1,6}\\s+(.+)$", Pattern.MULTILINE)
+			.matcher(ProjectFiles.read("README.md"));
 		while (heading.find()) {
-			anchors.add(heading.group(1)
-				.strip()
-				.toLowerCase(Locale.ROOT)
-				.replaceAll("[^a-z0-9 _-]", "")
-				.replace(' ', '-'));
+			anchors.add(
+					heading.group(1).strip().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9 _-]", "").replace(' ', '-'));
 		}
 		return anchors;
 	}

@@ -16,31 +16,34 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The JVM is sized for its pod, not its node: processors and Reactor Netty's event loops from the
- * CPU request, and a heap that leaves room, inside the memory limit, for what the JVM uses beside
- * it. The image's defaults are the chart's.
+ * The JVM is sized for its pod, not its node: processors and Reactor Netty's event loops
+ * from the CPU request, and a heap that leaves room, inside the memory limit, for what
+ * the JVM uses beside it. The image's defaults are the chart's.
  */
 class ChartJvmSizingTests {
 
 	/**
-	 * What tokengap's JVM holds beside the heap at 1,000 streams (metaspace, code cache, GC
-	 * structures, threads, Netty's direct buffers, malloc): peak RSS minus committed heap, measured
-	 * as docs/performance.md "Sizing the pod" describes (403 - 206 MiB with the heap pinned at its
-	 * cap; 175 to 190 MiB with a free heap), rounded up.
+	 * What tokengap's JVM holds beside the heap at 1,000 streams (metaspace, code cache,
+	 * GC structures, threads, Netty's direct buffers, malloc): peak RSS minus committed
+	 * heap, measured as docs/performance.md "Sizing the pod" describes (403 - 206 MiB
+	 * with the heap pinned at its cap; 175 to 190 MiB with a free heap), rounded up.
 	 */
 	static final long MEASURED_NON_HEAP_MIB = 200;
 
-	/** The same without Netty's direct buffers (the JVM's own native memory tracking: about 150 MiB). */
+	/**
+	 * The same without Netty's direct buffers (the JVM's own native memory tracking:
+	 * about 150 MiB).
+	 */
 	static final long MEASURED_NATIVE_WITHOUT_DIRECT_MIB = 155;
 
 	@Test
 	void processorsFollowTheCpuRequestRoundedUpAndNeverBelowTwo() {
-		Map<String, Integer> expected = Map.of("250m", 2, "2000m", 2, "2500m", 3, "4", 4, "1.5", 2, "3.2", 4, "16",
-				16);
-		expected.forEach((request, processors) -> assertThat(
-				javaToolOptions("tokengap.resources.requests.cpu=" + request))
-			.as("cpu request %s", request)
-			.startsWith("-XX:ActiveProcessorCount=" + processors + " -Dreactor.netty.ioWorkerCount=" + processors + " "));
+		Map<String, Integer> expected = Map.of("250m", 2, "2000m", 2, "2500m", 3, "4", 4, "1.5", 2, "3.2", 4, "16", 16);
+		expected
+			.forEach((request, processors) -> assertThat(javaToolOptions("tokengap.resources.requests.cpu=" + request))
+				.as("cpu request %s", request)
+				.startsWith("-XX:ActiveProcessorCount=" + processors + " -Dreactor.netty.ioWorkerCount=" + processors
+						+ " "));
 		assertThat(javaToolOptions()).as("the default request, 250m").startsWith("-XX:ActiveProcessorCount=2 ");
 		assertThat(javaToolOptions("tokengap.resources.requests=null")).as("no request")
 			.startsWith("-XX:ActiveProcessorCount=2 -Dreactor.netty.ioWorkerCount=2 ");
@@ -51,7 +54,8 @@ class ChartJvmSizingTests {
 		assertThat(javaToolOptions("tokengap.jvm.activeProcessorCount=6", "tokengap.jvm.ioWorkerCount=3",
 				"tokengap.javaToolOptions=-XX:+UseZGC -Dreactor.netty.ioWorkerCount=8"))
 			.as("a flag in javaToolOptions comes last, so it wins")
-			.isEqualTo("-XX:ActiveProcessorCount=6 -Dreactor.netty.ioWorkerCount=3 -XX:+UseZGC -Dreactor.netty.ioWorkerCount=8");
+			.isEqualTo(
+					"-XX:ActiveProcessorCount=6 -Dreactor.netty.ioWorkerCount=3 -XX:+UseZGC -Dreactor.netty.ioWorkerCount=8");
 		assertThat(javaToolOptions("tokengap.jvm.activeProcessorCount=1")).as("an explicit count is not floored")
 			.startsWith("-XX:ActiveProcessorCount=1 -Dreactor.netty.ioWorkerCount=1 ");
 	}
@@ -65,9 +69,10 @@ class ChartJvmSizingTests {
 	}
 
 	/**
-	 * The OOM kill to avoid: a heap that may grow to its maximum plus what the JVM measurably holds
-	 * beside it must fit the memory limit, and so must the heap plus every direct buffer Netty may
-	 * allocate plus the JVM's other native memory. (The heap used to be 75 % of a 384 Mi limit.)
+	 * The OOM kill to avoid: a heap that may grow to its maximum plus what the JVM
+	 * measurably holds beside it must fit the memory limit, and so must the heap plus
+	 * every direct buffer Netty may allocate plus the JVM's other native memory. (The
+	 * heap used to be 75 % of a 384 Mi limit.)
 	 */
 	@Test
 	void theHeapAndWhatTheJvmHoldsBesideItFitTheMemoryLimit() {
@@ -79,7 +84,8 @@ class ChartJvmSizingTests {
 		String options = javaToolOptions();
 		long heapMib = limitMib * Long.parseLong(flag(options, "-XX:MaxRAMPercentage=(\\d+)")) / 100;
 		long directMib = Long.parseLong(flag(options, "-XX:MaxDirectMemorySize=(\\d+)m"));
-		assertThat(heapMib + MEASURED_NON_HEAP_MIB).as("heap %d MiB + measured non-heap, limit %d MiB", heapMib, limitMib)
+		assertThat(heapMib + MEASURED_NON_HEAP_MIB)
+			.as("heap %d MiB + measured non-heap, limit %d MiB", heapMib, limitMib)
 			.isLessThanOrEqualTo(limitMib * 85 / 100);
 		assertThat(heapMib + directMib + MEASURED_NATIVE_WITHOUT_DIRECT_MIB).isLessThanOrEqualTo(limitMib);
 		assertThat(options).contains("-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError");
@@ -87,7 +93,8 @@ class ChartJvmSizingTests {
 
 	@Test
 	void theImageDefaultsAreTheChartDefaults() {
-		Matcher env = Pattern.compile("ENV JAVA_TOOL_OPTIONS=\"([^\"]*)\"").matcher(ProjectFiles.read("docker/Dockerfile"));
+		Matcher env = Pattern.compile("ENV JAVA_TOOL_OPTIONS=\"([^\"]*)\"")
+			.matcher(ProjectFiles.read("docker/Dockerfile"));
 		assertThat(env.find()).as("docker/Dockerfile sets JAVA_TOOL_OPTIONS").isTrue();
 		assertThat(env.group(1)).isEqualTo(javaToolOptions());
 	}

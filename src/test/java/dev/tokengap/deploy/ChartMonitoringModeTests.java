@@ -15,9 +15,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * {@code mode=monitoring}: for pods the chart does not own (tokengap injected beside an engine),
- * a PodMonitor and, when enabled, the alert rules and dashboards, and nothing that runs. Also the
- * scrape settings the ServiceMonitor and the PodMonitor both pass through.
+ * {@code mode=monitoring}: for pods the chart does not own (tokengap injected beside an
+ * engine), a PodMonitor and, when enabled, the alert rules and dashboards, and nothing
+ * that runs. Also the scrape settings the ServiceMonitor and the PodMonitor both pass
+ * through.
  */
 class ChartMonitoringModeTests {
 
@@ -64,7 +65,8 @@ class ChartMonitoringModeTests {
 	void theSelectorTheNamespacesAndThePortsAreConfigurable() {
 		Manifests manifests = render("mode=monitoring", "podMonitor.selector.matchLabels.app=vllm-decode",
 				"podMonitor.selector.matchLabels.tokengap\\.dev/inject=null", "podMonitor.namespaceSelector.any=true",
-				"podMonitor.tokengapPort=tg-management", "podMonitor.engine.port=8200", "podMonitor.labels.release=kps");
+				"podMonitor.tokengapPort=tg-management", "podMonitor.engine.port=8200",
+				"podMonitor.labels.release=kps");
 		Map<String, Object> podMonitor = manifests.one("PodMonitor");
 		assertThat(map(map(podMonitor, "metadata"), "labels")).containsEntry("release", "kps");
 		Map<String, Object> spec = map(podMonitor, "spec");
@@ -123,8 +125,8 @@ class ChartMonitoringModeTests {
 		assertThat(relabelings.get(0)).containsEntry("targetLabel", "job");
 		assertThat(relabelings.get(1)).isEqualTo(Map.of("action", "replace", "sourceLabels",
 				List.of("__meta_kubernetes_pod_node_name"), "targetLabel", "node"));
-		assertThat(list(endpoint, "metricRelabelings")).containsExactly(
-				Map.of("action", "drop", "sourceLabels", List.of("__name__"), "regex", "jvm_.*"));
+		assertThat(list(endpoint, "metricRelabelings"))
+			.containsExactly(Map.of("action", "drop", "sourceLabels", List.of("__name__"), "regex", "jvm_.*"));
 	}
 
 }

@@ -17,8 +17,8 @@ import static dev.tokengap.deploy.ChartTests.render;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Pod options: the runtime class and scheduler, extra volumes for vLLM, extra objects, and a
- * tokengap UID left to the platform (OpenShift's restricted SCC assigns one).
+ * Pod options: the runtime class and scheduler, extra volumes for vLLM, extra objects,
+ * and a tokengap UID left to the platform (OpenShift's restricted SCC assigns one).
  */
 class ChartPodOptionsTests {
 
@@ -35,10 +35,9 @@ class ChartPodOptionsTests {
 				"extraVolumes[0].persistentVolumeClaim.claimName=models", "vllm.extraVolumeMounts[0].name=models",
 				"vllm.extraVolumeMounts[0].mountPath=/models", "vllm.extraVolumeMounts[0].readOnly=true")
 			.podSpec();
-		assertThat(list(pod, "volumes")).contains(Map.of("name", "models", "persistentVolumeClaim",
-				Map.of("claimName", "models")));
-		assertThat(list(container(pod, "vllm"), "volumeMounts"))
-			.as("after the chart's own mounts")
+		assertThat(list(pod, "volumes"))
+			.contains(Map.of("name", "models", "persistentVolumeClaim", Map.of("claimName", "models")));
+		assertThat(list(container(pod, "vllm"), "volumeMounts")).as("after the chart's own mounts")
 			.containsExactly(Map.of("name", "dshm", "mountPath", "/dev/shm"),
 					Map.of("name", "model-cache", "mountPath", "/root/.cache/huggingface"),
 					Map.of("name", "models", "mountPath", "/models", "readOnly", true));
@@ -67,7 +66,8 @@ class ChartPodOptionsTests {
 				""");
 		for (String mode : List.of("mode=sidecar", "mode=monitoring")) {
 			Manifests manifests = render(values, mode);
-			assertThat(manifests.named("Secret", "rel-tokengap-hf")).containsEntry("stringData", Map.of("token", "abc"));
+			assertThat(manifests.named("Secret", "rel-tokengap-hf")).containsEntry("stringData",
+					Map.of("token", "abc"));
 			assertThat(manifests.named("ConfigMap", "extra-ml")).containsEntry("data", Map.of("a", "b"));
 		}
 		assertThat(render().kinds()).doesNotContain("Secret", "ConfigMap");

@@ -16,15 +16,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * {@code values.schema.json}, which Helm checks before rendering: a mistyped key or a value of the
- * wrong type fails with the key's path, every documented value passes, and the schema and
- * values.yaml declare the same keys. The prometheusRule and grafanaDashboards sections stay open.
+ * {@code values.schema.json}, which Helm checks before rendering: a mistyped key or a
+ * value of the wrong type fails with the key's path, every documented value passes, and
+ * the schema and values.yaml declare the same keys. The prometheusRule and
+ * grafanaDashboards sections stay open.
  */
 class ChartSchemaTests {
 
 	static final String SCHEMA = "helm/tokengap/values.schema.json";
 
-	/** Sections whose keys other parts of the project own: open, and not checked against values.yaml. */
+	/**
+	 * Sections whose keys other parts of the project own: open, and not checked against
+	 * values.yaml.
+	 */
 	static final Set<String> OPEN = Set.of("prometheusRule", "grafanaDashboards", "dashboards", "global");
 
 	@Test
@@ -46,9 +50,10 @@ class ChartSchemaTests {
 		Map<String, String> wrong = Map.of("replicaCount=two", "at '/replicaCount': got string, want integer",
 				"mode=daemonset", "at '/mode': value must be one of", "service.type=Ingress", "at '/service/type'",
 				"serviceMonitor.interval=15", "at '/serviceMonitor/interval'", "tokengap.port=80800",
-				"at '/tokengap/port'", "tokengap.resources.limits.memory=true", "at '/tokengap/resources/limits/memory'");
-		wrong.forEach((value, message) -> assertThatThrownBy(() -> render(value)).as(value)
-			.hasMessageContaining(message));
+				"at '/tokengap/port'", "tokengap.resources.limits.memory=true",
+				"at '/tokengap/resources/limits/memory'");
+		wrong.forEach(
+				(value, message) -> assertThatThrownBy(() -> render(value)).as(value).hasMessageContaining(message));
 	}
 
 	@Test
@@ -93,7 +98,8 @@ class ChartSchemaTests {
 			if (!values.containsKey(key)) {
 				problems.add(path + key + " is in the schema but not in values.yaml");
 			}
-			else if (values.get(key) instanceof Map<?, ?> nested && ((Map<String, Object>) property).containsKey("properties")) {
+			else if (values.get(key) instanceof Map<?, ?> nested
+					&& ((Map<String, Object>) property).containsKey("properties")) {
 				compare(path + key + ".", (Map<String, Object>) property, (Map<String, Object>) nested, problems);
 			}
 		});

@@ -21,10 +21,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The Helm chart, rendered by the real Helm (helm-java) with no cluster: lint, the sidecar and
- * standalone modes with default values and with every optional feature, and the essentials of the
- * manifests. Monitoring mode, the values schema, the pod options and the JVM sizing have their own
- * {@code Chart*Tests}.
+ * The Helm chart, rendered by the real Helm (helm-java) with no cluster: lint, the
+ * sidecar and standalone modes with default values and with every optional feature, and
+ * the essentials of the manifests. Monitoring mode, the values schema, the pod options
+ * and the JVM sizing have their own {@code Chart*Tests}.
  */
 class ChartTests {
 
@@ -53,7 +53,9 @@ class ChartTests {
 		assertThat(strings(vllm, "args")).contains("--model=Qwen/Qwen2.5-1.5B-Instruct", "--port=8000");
 		assertThat(port(vllm, "vllm")).isEqualTo(8000);
 		for (String probe : List.of("startupProbe", "livenessProbe", "readinessProbe")) {
-			assertThat(map(map(vllm, probe), "httpGet")).as(probe).containsEntry("path", "/health").containsEntry("port", "vllm");
+			assertThat(map(map(vllm, probe), "httpGet")).as(probe)
+				.containsEntry("path", "/health")
+				.containsEntry("port", "vllm");
 		}
 		assertThat(map(map(vllm, "resources"), "limits")).containsEntry("nvidia.com/gpu", 1);
 
@@ -96,13 +98,14 @@ class ChartTests {
 		Map<String, Object> tokengap = container(pod, "tokengap");
 		assertThat(env(tokengap)).containsEntry("SPRING_LIFECYCLE_TIMEOUTPERSHUTDOWNPHASE", "120s");
 		assertThat(preStop(tokengap)).containsExactly("sleep", "10");
-		assertThat(preStop(container(pod, "vllm"))).as("the engine outlives tokengap's drain").containsExactly("sleep", "130");
+		assertThat(preStop(container(pod, "vllm"))).as("the engine outlives tokengap's drain")
+			.containsExactly("sleep", "130");
 	}
 
 	/**
-	 * The kubelet kills the pod at the grace period: it must outlast tokengap's preStop pause and
-	 * its whole drain, with time left for the JVM to exit, or streams the drain promises to let
-	 * finish are killed first.
+	 * The kubelet kills the pod at the grace period: it must outlast tokengap's preStop
+	 * pause and its whole drain, with time left for the JVM to exit, or streams the drain
+	 * promises to let finish are killed first.
 	 */
 	@Test
 	void theGracePeriodOutlastsThePreStopPauseAndTheDrain() {
@@ -173,11 +176,10 @@ class ChartTests {
 			.containsEntry("readOnlyRootFilesystem", true)
 			.containsEntry("allowPrivilegeEscalation", false);
 		assertThat(map(security, "capabilities")).containsEntry("drop", List.of("ALL"));
-		assertThat(list(tokengap, "volumeMounts")).anySatisfy((mount) -> assertThat(mount)
-			.containsEntry("name", "tmp")
-			.containsEntry("mountPath", "/tmp"));
-		assertThat(list(pod, "volumes")).anySatisfy((volume) -> assertThat(volume).containsEntry("name", "tmp")
-			.containsKey("emptyDir"));
+		assertThat(list(tokengap, "volumeMounts"))
+			.anySatisfy((mount) -> assertThat(mount).containsEntry("name", "tmp").containsEntry("mountPath", "/tmp"));
+		assertThat(list(pod, "volumes"))
+			.anySatisfy((volume) -> assertThat(volume).containsEntry("name", "tmp").containsKey("emptyDir"));
 		assertThat(map(map(tokengap, "resources"), "limits")).containsKey("memory");
 		assertThat(env(tokengap)).containsEntry("SPRING_LIFECYCLE_TIMEOUTPERSHUTDOWNPHASE", "30s")
 			.containsEntry("MANAGEMENT_SERVER_PORT", "8081");

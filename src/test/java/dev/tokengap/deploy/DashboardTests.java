@@ -17,10 +17,11 @@ import dev.tokengap.testsupport.ProjectFiles;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Grafana dashboards of {@code grafana/}: current schema, the datasource, namespace, pod,
- * model_name and endpoint variables used by every query whose series carry those labels, only series
- * of the metrics contract or vLLM's, and the panels issue #4 and contract version 2 ask for.
- * (PrometheusContainerTests runs every query against real series.)
+ * The Grafana dashboards of {@code grafana/}: current schema, the datasource, namespace,
+ * pod, model_name and endpoint variables used by every query whose series carry those
+ * labels, only series of the metrics contract or vLLM's, and the panels issue #4 and
+ * contract version 2 ask for. (PrometheusContainerTests runs every query against real
+ * series.)
  */
 class DashboardTests {
 
@@ -30,20 +31,31 @@ class DashboardTests {
 
 	static final String ENGINE = "engine-health.json";
 
-	/** The engine's series of the selected tokengap pods (sidecar: the same pod label). */
+	/**
+	 * The engine's series of the selected tokengap pods (sidecar: the same pod label).
+	 */
 	static final String ENGINE_FILTER = "cluster=~\"$cluster\", namespace=~\"$namespace\", pod=~\"$pod\"";
 
-	/** The served name -> engine name join (tokengap_model_info), filtered by the selected models. */
-	static final String MODEL_INFO_JOIN = " and on (cluster, model_name) label_replace(tokengap_model_info{" + ENGINE_FILTER
+	/**
+	 * The served name -> engine name join (tokengap_model_info), filtered by the selected
+	 * models.
+	 */
+	static final String MODEL_INFO_JOIN = " and on (cluster, model_name) label_replace(tokengap_model_info{"
+			+ ENGINE_FILTER
 			+ ", model_name=~\"$model_name\"}, \"model_name\", \"$1\", \"engine_model_name\", \"(.+)\")";
 
-	/** The matchers of every client-side selector: the contract puts model_name and endpoint on them. */
+	/**
+	 * The matchers of every client-side selector: the contract puts model_name and
+	 * endpoint on them.
+	 */
 	static final String CLIENT_FILTER = "cluster=~\"$cluster\", namespace=~\"$namespace\", pod=~\"$pod\", model_name=~\"$model_name\", endpoint=~\"$endpoint\"";
 
 	/** Engine-side failure outcomes (contract v2). */
 	static final String ENGINE_FAILURES = "outcome=~\"engine_error|rejected|upstream_error|upstream_timeout\"";
 
-	/** The goodput denominator (contract v2): every stream except the client's own doing. */
+	/**
+	 * The goodput denominator (contract v2): every stream except the client's own doing.
+	 */
 	static final String GOODPUT_STREAMS = "rate(tokengap_streams_total{" + CLIENT_FILTER
 			+ ", outcome!~\"client_cancelled|invalid\"}[";
 
@@ -123,8 +135,8 @@ class DashboardTests {
 				assertThat(series.isEmpty() && PromQl.recorded(query.expr()).isEmpty()).as(query.origin()).isFalse();
 				for (String name : series) {
 					if (name.startsWith("tokengap_")) {
-						assertThat(contract.familyOf(name)).as("%s: %s is in docs/metrics-contract.md", query.origin(),
-								name)
+						assertThat(contract.familyOf(name))
+							.as("%s: %s is in docs/metrics-contract.md", query.origin(), name)
 							.isNotNull();
 					}
 					else if (SimulatorSeries.NOT_SIMULATED.contains(name)) {
@@ -151,7 +163,8 @@ class DashboardTests {
 				assertThat(selectors.size() + recorded.size()).as(query.origin()).isPositive();
 				for (Map.Entry<String, String> selector : recorded) {
 					String where = query.origin() + ": " + selector.getKey();
-					assertThat(selector.getValue()).as(where).contains("cluster=~\"$cluster\"", "model_name=~\"$model_name\"");
+					assertThat(selector.getValue()).as(where)
+						.contains("cluster=~\"$cluster\"", "model_name=~\"$model_name\"");
 					if (selector.getKey().contains("namespace")) {
 						assertThat(selector.getValue()).as(where).contains("namespace=~\"$namespace\"");
 					}
@@ -162,8 +175,10 @@ class DashboardTests {
 					String where = query.origin() + ": " + series;
 					assertThat(matchers).as(where).contains("cluster=~\"$cluster\", namespace=~\"$namespace\"");
 					if (series.startsWith("vllm:")) {
-						// The engine of the selected pods (vLLM has no endpoint label), and the selected models
-						// through tokengap_model_info, or on equal model_name where tokengap does not export it.
+						// The engine of the selected pods (vLLM has no endpoint label),
+						// and the selected models
+						// through tokengap_model_info, or on equal model_name where
+						// tokengap does not export it.
 						assertThat(matchers).as(where).contains(ENGINE_FILTER).doesNotContain("endpoint=");
 						if (!matchers.contains("model_name=~\"$model_name\"")) {
 							assertThat(query.expr()).as("%s: filtered by model through tokengap_model_info", where)
@@ -173,13 +188,18 @@ class DashboardTests {
 					else if (series.equals("tokengap_model_info")) {
 						assertThat(matchers).as(where).isEqualTo(ENGINE_FILTER + ", model_name=~\"$model_name\"");
 					}
-					else if (series.startsWith("tokengap_backend_") || series.startsWith("tokengap_recording_errors_")) {
-						// The engine mirror and tokengap's own health are per pod: no model_name, no endpoint.
-						assertThat(matchers).as(where).contains("pod=~\"$pod\"").doesNotContain("model_name", "endpoint");
+					else if (series.startsWith("tokengap_backend_")
+							|| series.startsWith("tokengap_recording_errors_")) {
+						// The engine mirror and tokengap's own health are per pod: no
+						// model_name, no endpoint.
+						assertThat(matchers).as(where)
+							.contains("pod=~\"$pod\"")
+							.doesNotContain("model_name", "endpoint");
 					}
 					else if (series.startsWith("tokengap_gap_spike_")) {
 						// Spikes carry model_name and cause (contract v2), no endpoint.
-						assertThat(matchers).as(where).contains("pod=~\"$pod\"", "model_name=~\"$model_name\"")
+						assertThat(matchers).as(where)
+							.contains("pod=~\"$pod\"", "model_name=~\"$model_name\"")
 							.doesNotContain("endpoint");
 					}
 					else {
@@ -191,8 +211,9 @@ class DashboardTests {
 	}
 
 	/**
-	 * Every vLLM query filtered by model goes through tokengap_model_info (aliases, LoRA adapters) and
-	 * falls back, with {@code or}, to the plain model_name filter, so it works before tokengap exports it.
+	 * Every vLLM query filtered by model goes through tokengap_model_info (aliases, LoRA
+	 * adapters) and falls back, with {@code or}, to the plain model_name filter, so it
+	 * works before tokengap exports it.
 	 */
 	@Test
 	void vllmQueriesJoinThroughTokengapModelInfoWithAPlainModelNameFallback() {
@@ -216,7 +237,8 @@ class DashboardTests {
 				{ "tokengap_inter_token_latency_seconds", "vllm:inter_token_latency_seconds" },
 				{ "tokengap_time_per_output_token_seconds", "vllm:request_time_per_output_token_seconds" },
 				{ "tokengap_e2e_request_latency_seconds", "vllm:e2e_request_latency_seconds" } }) {
-			JsonNode panel = panelWith(dashboard, "histogram_quantile(0.99, sum by (model_name, le) (rate(" + pair[0] + "_bucket");
+			JsonNode panel = panelWith(dashboard,
+					"histogram_quantile(0.99, sum by (model_name, le) (rate(" + pair[0] + "_bucket");
 			String exprs = exprs(panel);
 			assertThat(exprs).as("%s overlays %s on the same panel", pair[0], pair[1]).contains(pair[1] + "_bucket{");
 			for (String q : List.of("0.5", "0.95", "0.99")) {
@@ -225,9 +247,10 @@ class DashboardTests {
 							+ CLIENT_FILTER + ", endpoint!=\"other\"}")
 					.contains("(histogram_quantile(" + q + ", sum by (model_name, le) (");
 			}
-			panel.path("targets").forEach((target) -> assertThat(target.path("legendFormat").asString())
-				.as("%s: one legend per model", panel.path("title").asString())
-				.contains("{{model_name}}"));
+			panel.path("targets")
+				.forEach((target) -> assertThat(target.path("legendFormat").asString())
+					.as("%s: one legend per model", panel.path("title").asString())
+					.contains("{{model_name}}"));
 		}
 		assertThat(exprs(panelWith(dashboard, "rate(vllm:inter_token_latency_seconds_bucket{")))
 			.as("vLLM <= 0.10 exports its per-token gap as time_per_output_token_seconds")
@@ -235,15 +258,18 @@ class DashboardTests {
 		for (JsonNode panel : dashboard.panels()) {
 			if (panel.path("title").asString().endsWith("p50 / p95 / p99")) {
 				assertThat(PromQl.selectors(exprs(panel))).as(panel.path("title").asString())
-					.filteredOn((selector) -> selector.getKey().startsWith("tokengap_") && !selector.getKey().equals("tokengap_model_info"))
+					.filteredOn((selector) -> selector.getKey().startsWith("tokengap_")
+							&& !selector.getKey().equals("tokengap_model_info"))
 					.isNotEmpty()
 					.allSatisfy((selector) -> assertThat(selector.getValue()).as("API endpoints only")
 						.endsWith("endpoint!=\"other\""));
 			}
 		}
-		JsonNode worst = panelWith(dashboard, "topk(10, histogram_quantile(0.99, sum by (cluster, namespace, pod, model_name, le)");
+		JsonNode worst = panelWith(dashboard,
+				"topk(10, histogram_quantile(0.99, sum by (cluster, namespace, pod, model_name, le)");
 		assertThat(worst.path("type").asString()).isEqualTo("table");
-		assertThat(exprs(worst)).contains("increase(tokengap_stalls_total{").contains("increase(tokengap_smooth_streams_total{");
+		assertThat(exprs(worst)).contains("increase(tokengap_stalls_total{")
+			.contains("increase(tokengap_smooth_streams_total{");
 		panelWith(dashboard, "cluster_namespace_model:tokengap_inter_token_latency_seconds:p99_rate5m{");
 		panelWith(dashboard, "cluster_namespace_model:tokengap_smooth_stream_goodput:ratio_rate10m{");
 		panelWith(dashboard, "cluster_namespace_model_outcome:tokengap_streams_total:rate5m{");
@@ -317,7 +343,8 @@ class DashboardTests {
 	@Test
 	void engineHealthShowsWhatOperatorsReadOffVllm() {
 		Dashboard dashboard = dashboard(ENGINE);
-		assertThat(exprs(panelWith(dashboard, "rate(vllm:request_success_total{"))).contains("sum by (model_name, finished_reason)");
+		assertThat(exprs(panelWith(dashboard, "rate(vllm:request_success_total{")))
+			.contains("sum by (model_name, finished_reason)");
 		panelWith(dashboard, "rate(vllm:prompt_tokens_total{");
 		panelWith(dashboard, "rate(vllm:generation_tokens_total{");
 		JsonNode ratio = panelWith(dashboard, "/ ((sum by (model_name) (rate(vllm:generation_tokens_total{");
@@ -327,7 +354,8 @@ class DashboardTests {
 		assertThat(exprs(panelWith(dashboard, "vllm:kv_cache_usage_perc{"))).contains("or vllm:gpu_cache_usage_perc{");
 		assertThat(exprs(panelWith(dashboard, "rate(vllm:prefix_cache_hits_total{")))
 			.contains("/ ((sum by (model_name) (rate(vllm:prefix_cache_queries_total{");
-		assertThat(exprs(panelWith(dashboard, "rate(vllm:request_queue_time_seconds_bucket{"))).contains("histogram_quantile(0.99");
+		assertThat(exprs(panelWith(dashboard, "rate(vllm:request_queue_time_seconds_bucket{")))
+			.contains("histogram_quantile(0.99");
 		panelWith(dashboard, "rate(vllm:num_preemptions_total{");
 		JsonNode spec = panelWith(dashboard, "rate(vllm:spec_decode_num_accepted_tokens_total{");
 		assertThat(exprs(spec)).contains("rate(vllm:spec_decode_num_draft_tokens_total{");
@@ -338,7 +366,10 @@ class DashboardTests {
 			.contains("cluster_model:tokengap_time_to_first_token_seconds:p99_rate5m{");
 	}
 
-	/** The chart ships every dashboard of grafana/, the engine-health one included, as a ConfigMap. */
+	/**
+	 * The chart ships every dashboard of grafana/, the engine-health one included, as a
+	 * ConfigMap.
+	 */
 	@Test
 	void theChartsDashboardConfigMapsIncludeEveryDashboard() {
 		List<String> shipped = ChartTests.render("grafanaDashboards.enabled=true")

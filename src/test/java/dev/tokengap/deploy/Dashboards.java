@@ -14,8 +14,8 @@ import tools.jackson.databind.json.JsonMapper;
 import dev.tokengap.testsupport.ProjectFiles;
 
 /**
- * The Grafana dashboards of {@code grafana/}: their panels, the PromQL of every panel target and
- * the queries of their template variables.
+ * The Grafana dashboards of {@code grafana/}: their panels, the PromQL of every panel
+ * target and the queries of their template variables.
  */
 final class Dashboards {
 
@@ -41,8 +41,9 @@ final class Dashboards {
 			List<Query> queries = new ArrayList<>();
 			for (JsonNode panel : panels()) {
 				for (JsonNode target : panel.path("targets")) {
-					queries.add(new Query(name() + " / " + panel.path("title").asString() + " / "
-							+ target.path("refId").asString(), target.path("expr").asString(""), panel, target));
+					queries.add(new Query(
+							name() + " / " + panel.path("title").asString() + " / " + target.path("refId").asString(),
+							target.path("expr").asString(""), panel, target));
 				}
 			}
 			return queries;

@@ -15,9 +15,9 @@ import dev.tokengap.testsupport.Promtool;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The laptop demo, {@code docker/compose.yaml}: its Prometheus loads the one rules file and its
- * Grafana the one copy of the dashboards, and every file it mounts exists. (PrometheusContainerTests
- * runs this Prometheus configuration for real.)
+ * The laptop demo, {@code docker/compose.yaml}: its Prometheus loads the one rules file
+ * and its Grafana the one copy of the dashboards, and every file it mounts exists.
+ * (PrometheusContainerTests runs this Prometheus configuration for real.)
  */
 class DemoComposeTests {
 
@@ -51,15 +51,18 @@ class DemoComposeTests {
 		assertThat(config).contains("- /etc/prometheus/rules/tokengap-rules.yaml")
 			.contains("job_name: tokengap")
 			.contains("metrics_path: /actuator/prometheus");
-		// With the rules file where compose mounts it, the whole configuration checks out.
+		// With the rules file where compose mounts it, the whole configuration checks
+		// out.
 		Path dir = Files.createTempDirectory("tokengap-prometheus");
 		try {
 			Files.copy(ProjectFiles.path(AlertRules.FILE), dir.resolve("tokengap-rules.yaml"));
 			Path local = dir.resolve("prometheus.yml");
-			Files.writeString(local, config.replace("/etc/prometheus/rules/tokengap-rules.yaml", "tokengap-rules.yaml"));
+			Files.writeString(local,
+					config.replace("/etc/prometheus/rules/tokengap-rules.yaml", "tokengap-rules.yaml"));
 			Promtool.Result full = Promtool.run("check", "config", local.toString());
 			assertThat(full.exit()).as("promtool check config said:%n%s", full.output()).isZero();
-			assertThat(full.output()).contains("SUCCESS: " + (AlertRulesTests.ALERTS.size() + AlertRules.recordings().size()) + " rules found");
+			assertThat(full.output()).contains(
+					"SUCCESS: " + (AlertRulesTests.ALERTS.size() + AlertRules.recordings().size()) + " rules found");
 		}
 		finally {
 			try (var files = Files.list(dir)) {

@@ -6,9 +6,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.testcontainers.DockerClientFactory;
 
 /**
- * Whether the container tests can run: skipped, with a message, when no Docker engine answers; a
- * failure under {@code CI=true} (.ci/run starts the engine and builds the base images). Use it as
- * {@code @ExtendWith(DockerEngine.class)} on a container test class.
+ * Whether the container tests can run: skipped, with a message, when no Docker engine
+ * answers; a failure under {@code CI=true} (.ci/run starts the engine and builds the base
+ * images). Use it as {@code @ExtendWith(DockerEngine.class)} on a container test class.
  */
 final class DockerEngine implements ExecutionCondition {
 

@@ -34,10 +34,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The image of {@code docker/Dockerfile} runs as Kubernetes runs it (read-only root, /tmp
- * writable): once as the vLLM simulator, once as tokengap in front of it on one Docker network,
- * each with its command from the compose demo ({@code docker/compose.yaml});
- * a chat completion streams through, the management port serves the contract's series, and a
- * stop drains in-flight streams for the drain time the chart sets.
+ * writable): once as the vLLM simulator, once as tokengap in front of it on one Docker
+ * network, each with its command from the compose demo ({@code docker/compose.yaml}); a
+ * chat completion streams through, the management port serves the contract's series, and
+ * a stop drains in-flight streams for the drain time the chart sets.
  */
 @ExtendWith(DockerEngine.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -65,9 +65,11 @@ class ImageContainerTests {
 		start = System.nanoTime();
 		tokengap.start();
 		long tokengapReady = System.nanoTime() - start;
-		System.out.printf("startup-to-ready: simulator container %d ms (/health), tokengap container %d ms "
-				+ "(/actuator/health/readiness); %s%n", TimeUnit.NANOSECONDS.toMillis(simulatorReady),
-				TimeUnit.NANOSECONDS.toMillis(tokengapReady), springStartedLine(tokengap.getLogs()));
+		System.out.printf(
+				"startup-to-ready: simulator container %d ms (/health), tokengap container %d ms "
+						+ "(/actuator/health/readiness); %s%n",
+				TimeUnit.NANOSECONDS.toMillis(simulatorReady), TimeUnit.NANOSECONDS.toMillis(tokengapReady),
+				springStartedLine(tokengap.getLogs()));
 	}
 
 	@AfterAll
@@ -83,7 +85,10 @@ class ImageContainerTests {
 		}
 	}
 
-	/** A misspelt upstream variable must not serve the simulator's fake completions to real clients. */
+	/**
+	 * A misspelt upstream variable must not serve the simulator's fake completions to
+	 * real clients.
+	 */
 	@Test
 	@Order(0)
 	void refusesToStartWithoutAnEngineUrlInsteadOfFallingIntoDemoMode() {
@@ -103,17 +108,14 @@ class ImageContainerTests {
 	@Test
 	@Order(1)
 	void imageRunsAsNonRootWithTheDocumentedPortsAndContainerAwareJvm() throws Exception {
-		InspectImageResponse image = DockerClientFactory.instance()
-			.client()
-			.inspectImageCmd(TokengapImage.NAME)
-			.exec();
+		InspectImageResponse image = DockerClientFactory.instance().client().inspectImageCmd(TokengapImage.NAME).exec();
 		assertThat(image.getConfig().getUser()).isEqualTo("10001:10001");
 		assertThat(image.getConfig().getExposedPorts()).extracting(Object::toString)
 			.containsExactlyInAnyOrder("8080/tcp", "8081/tcp", "8000/tcp");
 		assertThat(tokengap.execInContainer("id", "-u").getStdout().strip()).isEqualTo("10001");
-		assertThat(tokengap.getLogs())
-			.contains("Picked up JAVA_TOOL_OPTIONS: -XX:ActiveProcessorCount=2 -Dreactor.netty.ioWorkerCount=2 -XX:+UseG1GC "
-					+ "-XX:MaxRAMPercentage=40 -XX:MaxDirectMemorySize=64m -XX:+ExitOnOutOfMemoryError")
+		assertThat(tokengap.getLogs()).contains(
+				"Picked up JAVA_TOOL_OPTIONS: -XX:ActiveProcessorCount=2 -Dreactor.netty.ioWorkerCount=2 -XX:+UseG1GC "
+						+ "-XX:MaxRAMPercentage=40 -XX:MaxDirectMemorySize=64m -XX:+ExitOnOutOfMemoryError")
 			.doesNotContain("Restricted methods will be blocked");
 		assertThat(tokengap.execInContainer("touch", "/app/x").getExitCode()).as("read-only root").isNotZero();
 		assertThat(tokengap.execInContainer("touch", "/tmp/x").getExitCode()).as("writable /tmp").isZero();
@@ -131,7 +133,8 @@ class ImageContainerTests {
 	@Test
 	@Order(3)
 	void managementPortServesTheContractSeries() throws IOException {
-		// An engine stall of 600 ms before token 8: a spike, so the spike series exists too.
+		// An engine stall of 600 ms before token 8: a spike, so the spike series exists
+		// too.
 		SseRequests.chat(proxyUrl(), 16, "Hello", "X-Sim-Engine-Stall", "8:600");
 		String scrape = awaitScrapeContaining("# TYPE tokengap_gap_spike_seconds histogram");
 		String labels = "model_name=\"" + TokengapImage.MODEL + "\"";
@@ -139,7 +142,8 @@ class ImageContainerTests {
 		int checked = 0;
 		for (Map.Entry<String, String> series : contract.types().entrySet()) {
 			if (series.getKey().equals("tokengap_backend_requests_swapped")) {
-				// The contract: V0 engines only, absent otherwise; the simulator is a V1 engine.
+				// The contract: V0 engines only, absent otherwise; the simulator is a V1
+				// engine.
 				assertThat(scrape).doesNotContain("# TYPE tokengap_backend_requests_swapped");
 				continue;
 			}
@@ -165,7 +169,8 @@ class ImageContainerTests {
 	@Test
 	@Order(4)
 	void stopDrainsInFlightStreamsForTheDrainTimeAndCutsLongerOnes() throws Exception {
-		// ~20 ms per simulated token: the short stream ends within the drain, the long one cannot.
+		// ~20 ms per simulated token: the short stream ends within the drain, the long
+		// one cannot.
 		CompletableFuture<List<String>> shortStream = CompletableFuture.supplyAsync(() -> chat(60));
 		CompletableFuture<List<String>> longStream = CompletableFuture.supplyAsync(() -> chat(3000));
 		waitForInflightStreams(2);
@@ -214,7 +219,8 @@ class ImageContainerTests {
 	}
 
 	private static String springStartedLine(String logs) {
-		Matcher started = Pattern.compile("Started TokengapApplication in [0-9.]+ seconds \\(process running for [0-9.]+\\)")
+		Matcher started = Pattern
+			.compile("Started TokengapApplication in [0-9.]+ seconds \\(process running for [0-9.]+\\)")
 			.matcher(logs);
 		return started.find() ? "Spring: " + started.group() : "no Spring start line";
 	}

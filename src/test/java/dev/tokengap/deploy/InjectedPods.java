@@ -23,8 +23,9 @@ import dev.tokengap.proxy.UpstreamProperties;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What every injected pod must show, whichever platform it came from: one tokengap container
- * configured like helm/tokengap's, pointed at the engine on loopback, and the engine as it was.
+ * What every injected pod must show, whichever platform it came from: one tokengap
+ * container configured like helm/tokengap's, pointed at the engine on loopback, and the
+ * engine as it was.
  */
 final class InjectedPods {
 
@@ -57,19 +58,22 @@ final class InjectedPods {
 	}
 
 	/**
-	 * The injected engine is the input's but for a preStop pause; returns that pause in seconds.
+	 * The injected engine is the input's but for a preStop pause; returns that pause in
+	 * seconds.
 	 */
 	static int assertEngineUnchangedButForItsPreStop(Container before, Container after) {
 		assertThat(before.getLifecycle()).as("the input engine had no lifecycle hooks").isNull();
 		int pause = Integer.parseInt(sleep(after));
 		Container withoutHook = new ContainerBuilder(after).withLifecycle(null).build();
-		assertThat(withoutHook).as("engine container %s: command, ports, probes, env, resources, mounts as they were",
-				before.getName())
+		assertThat(withoutHook)
+			.as("engine container %s: command, ports, probes, env, resources, mounts as they were", before.getName())
 			.isEqualTo(before);
 		return pause;
 	}
 
-	/** The environment of a container as the kubelet resolves it (fieldRef, then $(VAR)). */
+	/**
+	 * The environment of a container as the kubelet resolves it (fieldRef, then $(VAR)).
+	 */
 	static Map<String, String> env(Container container, Map<String, String> podAnnotations) {
 		Map<String, String> env = new HashMap<>();
 		for (EnvVar var : container.getEnv()) {
@@ -88,7 +92,10 @@ final class InjectedPods {
 		return env;
 	}
 
-	/** tokengap's container matches helm/tokengap's sidecar container, ports and probes renamed. */
+	/**
+	 * tokengap's container matches helm/tokengap's sidecar container, ports and probes
+	 * renamed.
+	 */
 	static void assertConfiguredLikeTheChart(Container tokengap) {
 		assertThat(port(tokengap, "tokengap")).isEqualTo(PROXY_PORT);
 		assertThat(port(tokengap, "tokengap-mgmt")).isEqualTo(MANAGEMENT_PORT);
@@ -100,7 +107,10 @@ final class InjectedPods {
 		assertLockedDown(tokengap);
 	}
 
-	/** Non-root, read-only root filesystem (with /tmp mounted), no escalation, no capabilities. */
+	/**
+	 * Non-root, read-only root filesystem (with /tmp mounted), no escalation, no
+	 * capabilities.
+	 */
 	static void assertLockedDown(Container tokengap) {
 		SecurityContext security = tokengap.getSecurityContext();
 		assertThat(security.getRunAsNonRoot()).isTrue();
@@ -121,7 +131,10 @@ final class InjectedPods {
 		assertThat(tokengap.getResources().getRequests()).containsKeys("cpu", "memory");
 	}
 
-	/** The {@code JAVA_TOOL_OPTIONS} the image sets (docker/Dockerfile), which the chart's tests hold equal to its own. */
+	/**
+	 * The {@code JAVA_TOOL_OPTIONS} the image sets (docker/Dockerfile), which the chart's
+	 * tests hold equal to its own.
+	 */
 	static String imageJavaToolOptions() {
 		try {
 			String dockerfile = java.nio.file.Files.readString(java.nio.file.Path.of("docker/Dockerfile"));
@@ -135,11 +148,11 @@ final class InjectedPods {
 	}
 
 	/**
-	 * tokengap proxies to 127.0.0.1 at the annotated port, and that is where the engine listens
-	 * (its --port), which no tokengap port takes.
+	 * tokengap proxies to 127.0.0.1 at the annotated port, and that is where the engine
+	 * listens (its --port), which no tokengap port takes.
 	 */
-	static void assertReachesEngineOnLoopback(Container tokengap, Map<String, String> podAnnotations,
-			Container engine, int enginePort) {
+	static void assertReachesEngineOnLoopback(Container tokengap, Map<String, String> podAnnotations, Container engine,
+			int enginePort) {
 		Map<String, String> annotations = (podAnnotations != null) ? podAnnotations : Map.of();
 		Map<String, String> env = env(tokengap, annotations);
 		// As tokengap reads it: a missing annotation is an empty port, vLLM's default.
@@ -154,7 +167,10 @@ final class InjectedPods {
 		assertThat(tokengap.getPorts()).extracting(ContainerPort::getContainerPort).doesNotContain(enginePort);
 	}
 
-	/** The port vLLM listens on, from its command and args ({@code --port N} or {@code --port=N}). */
+	/**
+	 * The port vLLM listens on, from its command and args ({@code --port N} or
+	 * {@code --port=N}).
+	 */
 	static int listenPort(Container engine) {
 		List<String> words = Stream.concat(engine.getCommand().stream(), engine.getArgs().stream()).toList();
 		for (int i = 0; i < words.size(); i++) {

@@ -26,9 +26,9 @@ import static dev.tokengap.deploy.InjectedPods.tokengap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Helm post-renderer (deploy/helm-post-renderer) over the production-stack and llm-d charts:
- * rendered by the real Helm (helm-java), then the script with the real Kustomize, as
- * {@code helm install --post-renderer} runs it; the output parsed strictly.
+ * The Helm post-renderer (deploy/helm-post-renderer) over the production-stack and llm-d
+ * charts: rendered by the real Helm (helm-java), then the script with the real Kustomize,
+ * as {@code helm install --post-renderer} runs it; the output parsed strictly.
  */
 class InjectionChartTests {
 
@@ -42,7 +42,8 @@ class InjectionChartTests {
 	void productionStackEnginesGetTokengapAndTheRouterCallsItsPort() {
 		String rendered = renderProductionStack();
 		Manifests input = StrictManifests.parse(rendered);
-		Manifests output = StrictManifests.parse(Kustomize.postRender(rendered, Map.of(), "production-stack").successfully());
+		Manifests output = StrictManifests
+			.parse(Kustomize.postRender(rendered, Map.of(), "production-stack").successfully());
 
 		Deployment engine = output.named(Deployment.class, ENGINE);
 		PodSpec pod = engine.getSpec().getTemplate().getSpec();
@@ -51,7 +52,8 @@ class InjectionChartTests {
 		Container vllm = container(pod, "vllm");
 		int enginePause = assertEngineUnchangedButForItsPreStop(
 				input.named(Deployment.class, ENGINE).getSpec().getTemplate().getSpec().getContainers().get(0), vllm);
-		assertThat(InjectedPods.port(vllm, "container-port")).as("vLLM keeps 8000 (and its /metrics there)").isEqualTo(8000);
+		assertThat(InjectedPods.port(vllm, "container-port")).as("vLLM keeps 8000 (and its /metrics there)")
+			.isEqualTo(8000);
 		assertReachesEngineOnLoopback(tokengap, engine.getSpec().getTemplate().getMetadata().getAnnotations(), vllm,
 				8000);
 		ShutdownOrder.assertMirrorsTheChart(pod, tokengap, enginePause);
@@ -62,8 +64,13 @@ class InjectionChartTests {
 			.extracting(Container::getName)
 			.containsExactly("router-container");
 		List<String> args = routerContainers.get(0).getArgs();
-		List<String> argsBefore = input.named(Deployment.class, ROUTER).getSpec().getTemplate().getSpec()
-			.getContainers().get(0).getArgs();
+		List<String> argsBefore = input.named(Deployment.class, ROUTER)
+			.getSpec()
+			.getTemplate()
+			.getSpec()
+			.getContainers()
+			.get(0)
+			.getArgs();
 		assertThat(args).startsWith(argsBefore.toArray(String[]::new)).endsWith("--k8s-port", "8080");
 		assertThat(args.subList(argsBefore.size(), args.size())).containsExactly("--k8s-port", "8080");
 		assertThat(Integer.parseInt(args.get(args.size() - 1))).as("the router calls tokengap's proxy port")
@@ -97,22 +104,28 @@ class InjectionChartTests {
 		Container sidecar = pod.getInitContainers().get(0);
 		Container sidecarBefore = podBefore.getInitContainers().get(0);
 		assertThat(sidecar.getName()).isEqualTo("routing-proxy");
-		assertThat(sidecar.getRestartPolicy()).as("a native sidecar: it outlives tokengap and vLLM").isEqualTo("Always");
+		assertThat(sidecar.getRestartPolicy()).as("a native sidecar: it outlives tokengap and vLLM")
+			.isEqualTo("Always");
 		assertThat(sidecar.getArgs()).contains("--port=8000", "--vllm-port=" + InjectedPods.PROXY_PORT);
 		assertThat(sidecar).as("the routing sidecar changes only its target")
 			.isEqualTo(new ContainerBuilder(sidecarBefore)
-				.withArgs(sidecarBefore.getArgs().stream().map((a) -> a.equals("--vllm-port=8200") ? "--vllm-port=8080" : a).toList())
+				.withArgs(sidecarBefore.getArgs()
+					.stream()
+					.map((a) -> a.equals("--vllm-port=8200") ? "--vllm-port=8080" : a)
+					.toList())
 				.build());
 		assertThat(sidecar.getPorts()).extracting(ContainerPort::getContainerPort).containsExactly(8000);
 		assertThat(tokengap.getPorts()).extracting(ContainerPort::getContainerPort).doesNotContain(8000, 8200);
 
-		assertThat(output.named(Deployment.class, "llm-llm-d-modelservice-prefill"))
-			.as("prefill pods are not injected")
+		assertThat(output.named(Deployment.class, "llm-llm-d-modelservice-prefill")).as("prefill pods are not injected")
 			.isEqualTo(input.named(Deployment.class, "llm-llm-d-modelservice-prefill"));
 		assertUnchangedBut(input, output, DECODE);
 	}
 
-	/** A chart whose routing sidecar no longer targets 8200 as expected fails the render, loudly. */
+	/**
+	 * A chart whose routing sidecar no longer targets 8200 as expected fails the render,
+	 * loudly.
+	 */
 	@Test
 	void anLlmDSidecarThatLooksDifferentFailsThePostRenderer() {
 		Result result = Kustomize.postRender(renderLlmD("routing.proxy.targetPort=8300"), Map.of(), "llm-d");
@@ -129,9 +142,11 @@ class InjectionChartTests {
 		assertThat(plain.objects()).as("Kustomize reorders by kind, changes nothing")
 			.containsExactlyInAnyOrderElementsOf(StrictManifests.parse(rendered).objects());
 
-		Manifests output = StrictManifests.parse(Kustomize
-			.postRender(rendered, Map.of("TOKENGAP_IMAGE", "registry.example.com/ml/tokengap:0.1.0"), "production-stack")
-			.successfully());
+		Manifests output = StrictManifests.parse(
+				Kustomize
+					.postRender(rendered, Map.of("TOKENGAP_IMAGE", "registry.example.com/ml/tokengap:0.1.0"),
+							"production-stack")
+					.successfully());
 		assertThat(tokengap(output.named(Deployment.class, ENGINE).getSpec().getTemplate().getSpec()).getImage())
 			.isEqualTo("registry.example.com/ml/tokengap:0.1.0");
 	}
@@ -164,7 +179,9 @@ class InjectionChartTests {
 		return template.call();
 	}
 
-	/** Every object but the named ones is in the output exactly as the chart rendered it. */
+	/**
+	 * Every object but the named ones is in the output exactly as the chart rendered it.
+	 */
 	private static void assertUnchangedBut(Manifests input, Manifests output, String... changed) {
 		List<String> names = List.of(changed);
 		List<Object> untouched = input.objects()

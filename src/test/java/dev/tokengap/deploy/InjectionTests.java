@@ -36,8 +36,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The Kustomize Components of deploy/kustomize, built by the real Kustomize (kubectl kustomize)
- * over the hand-written vLLM manifests of shared/fixtures/k8s, the output parsed strictly.
+ * The Kustomize Components of deploy/kustomize, built by the real Kustomize (kubectl
+ * kustomize) over the hand-written vLLM manifests of shared/fixtures/k8s, the output
+ * parsed strictly.
  */
 class InjectionTests {
 
@@ -58,8 +59,8 @@ class InjectionTests {
 		Container engine = container(pod, "vllm");
 		assertThat(pod.getContainers().get(0)).as("the engine stays the first (kubectl's default) container")
 			.isSameAs(engine);
-		int enginePause = assertEngineUnchangedButForItsPreStop(before.getSpec().getTemplate().getSpec()
-			.getContainers().get(0), engine);
+		int enginePause = assertEngineUnchangedButForItsPreStop(
+				before.getSpec().getTemplate().getSpec().getContainers().get(0), engine);
 		Map<String, String> annotations = after.getSpec().getTemplate().getMetadata().getAnnotations();
 		assertReachesEngineOnLoopback(tokengap, annotations, engine, 8000);
 		ShutdownOrder.assertMirrorsTheChart(pod, tokengap, enginePause);
@@ -95,50 +96,51 @@ class InjectionTests {
 	}
 
 	/**
-	 * A workload on another port gets it by a patch after the Component (not from its manifest);
-	 * a StatefulSet is injected like a Deployment; unlabelled objects are left alone; the image
-	 * follows an images: entry.
+	 * A workload on another port gets it by a patch after the Component (not from its
+	 * manifest); a StatefulSet is injected like a Deployment; unlabelled objects are left
+	 * alone; the image follows an images: entry.
 	 */
 	@Test
 	void anotherEnginePortAStatefulSetUnlabelledObjectsAndTheImage(@TempDir Path dir) throws IOException {
-		Files.writeString(dir.resolve("workloads.yaml"), """
-				apiVersion: apps/v1
-				kind: StatefulSet
-				metadata: {name: engine, labels: {tokengap.dev/inject: "true"}}
-				spec:
-				  serviceName: engine
-				  selector: {matchLabels: {app: engine}}
-				  template:
-				    metadata: {labels: {app: engine}}
-				    spec:
-				      containers:
-				        - {name: vllm, image: vllm/vllm-openai:v0.29.0, args: [--port, "8200"], ports: [{name: http, containerPort: 8200}]}
-				---
-				apiVersion: apps/v1
-				kind: Deployment
-				metadata: {name: annotated, labels: {tokengap.dev/inject: "true"}}
-				spec:
-				  selector: {matchLabels: {app: annotated}}
-				  template:
-				    metadata: {labels: {app: annotated}, annotations: {tokengap.dev/engine-port: "9000"}}
-				    spec:
-				      containers: [{name: vllm, image: vllm/vllm-openai:v0.29.0, args: [--port, "9000"]}]
-				---
-				apiVersion: apps/v1
-				kind: Deployment
-				metadata: {name: router}
-				spec:
-				  selector: {matchLabels: {app: router}}
-				  template:
-				    metadata: {labels: {app: router}}
-				    spec:
-				      containers: [{name: router, image: router:1, args: [--port, "8000"]}]
-				---
-				apiVersion: v1
-				kind: Service
-				metadata: {name: router}
-				spec: {selector: {app: router}, ports: [{port: 80, targetPort: 8000}]}
-				""");
+		Files.writeString(dir.resolve("workloads.yaml"),
+				"""
+						apiVersion: apps/v1
+						kind: StatefulSet
+						metadata: {name: engine, labels: {tokengap.dev/inject: "true"}}
+						spec:
+						  serviceName: engine
+						  selector: {matchLabels: {app: engine}}
+						  template:
+						    metadata: {labels: {app: engine}}
+						    spec:
+						      containers:
+						        - {name: vllm, image: vllm/vllm-openai:v0.29.0, args: [--port, "8200"], ports: [{name: http, containerPort: 8200}]}
+						---
+						apiVersion: apps/v1
+						kind: Deployment
+						metadata: {name: annotated, labels: {tokengap.dev/inject: "true"}}
+						spec:
+						  selector: {matchLabels: {app: annotated}}
+						  template:
+						    metadata: {labels: {app: annotated}, annotations: {tokengap.dev/engine-port: "9000"}}
+						    spec:
+						      containers: [{name: vllm, image: vllm/vllm-openai:v0.29.0, args: [--port, "9000"]}]
+						---
+						apiVersion: apps/v1
+						kind: Deployment
+						metadata: {name: router}
+						spec:
+						  selector: {matchLabels: {app: router}}
+						  template:
+						    metadata: {labels: {app: router}}
+						    spec:
+						      containers: [{name: router, image: router:1, args: [--port, "8000"]}]
+						---
+						apiVersion: v1
+						kind: Service
+						metadata: {name: router}
+						spec: {selector: {app: router}, ports: [{port: 80, targetPort: 8000}]}
+						""");
 		Files.writeString(dir.resolve("kustomization.yaml"), """
 				resources: [workloads.yaml]
 				components: [%s]
@@ -162,7 +164,8 @@ class InjectionTests {
 
 		Deployment annotated = output.named(Deployment.class, "annotated");
 		assertThat(annotated.getSpec().getTemplate().getMetadata().getAnnotations())
-			.as("the manifest's own annotation is kept").containsEntry("tokengap.dev/engine-port", "9000");
+			.as("the manifest's own annotation is kept")
+			.containsEntry("tokengap.dev/engine-port", "9000");
 		assertReachesEngineOnLoopback(tokengap(annotated.getSpec().getTemplate().getSpec()),
 				annotated.getSpec().getTemplate().getMetadata().getAnnotations(),
 				container(annotated.getSpec().getTemplate().getSpec(), "vllm"), 9000);
@@ -177,8 +180,8 @@ class InjectionTests {
 	}
 
 	/**
-	 * Knative routes to the one container that declares a port: tokengap declares 8080, vLLM none,
-	 * and vLLM moves to 8000, where tokengap's annotation points.
+	 * Knative routes to the one container that declares a port: tokengap declares 8080,
+	 * vLLM none, and vLLM moves to 8000, where tokengap's annotation points.
 	 */
 	@Test
 	void kserveRoutesToTokengapsOneDeclaredPortAndVllmMovesTo8000() {
@@ -240,14 +243,18 @@ class InjectionTests {
 			.hasMessageContaining("a kind these tests know");
 	}
 
-	/** The Service keeps its port, name and selector; its first port now targets tokengap's proxy. */
+	/**
+	 * The Service keeps its port, name and selector; its first port now targets
+	 * tokengap's proxy.
+	 */
 	static void assertServiceReachesTokengap(Service before, Service after, Container tokengap) {
 		assertThat(after.getSpec().getSelector()).isEqualTo(before.getSpec().getSelector());
 		ServicePort first = after.getSpec().getPorts().get(0);
 		assertThat(first.getTargetPort()).isEqualTo(new IntOrString("tokengap"));
 		assertThat(InjectedPods.port(tokengap, first.getTargetPort().getStrVal())).isEqualTo(InjectedPods.PROXY_PORT);
 		ServicePort firstBefore = before.getSpec().getPorts().get(0);
-		assertThat(first).isEqualTo(new ServicePortBuilder(firstBefore).withTargetPort(new IntOrString("tokengap")).build());
+		assertThat(first)
+			.isEqualTo(new ServicePortBuilder(firstBefore).withTargetPort(new IntOrString("tokengap")).build());
 		assertThat(after.getSpec().getPorts().subList(1, after.getSpec().getPorts().size()))
 			.as("its other ports as they were")
 			.isEqualTo(before.getSpec().getPorts().subList(1, before.getSpec().getPorts().size()));

@@ -8,9 +8,9 @@ import dev.tokengap.testsupport.ProjectFiles;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The shared Kubernetes fixtures (shared/fixtures/k8s: the production-stack and llm-d charts and
- * hand-written vLLM manifests), found beside the project or above it: skipped with a message where
- * they are missing, a failure under {@code CI=true}.
+ * The shared Kubernetes fixtures (shared/fixtures/k8s: the production-stack and llm-d
+ * charts and hand-written vLLM manifests), found beside the project or above it: skipped
+ * with a message where they are missing, a failure under {@code CI=true}.
  */
 final class K8sFixtures {
 

@@ -20,8 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Runs the real Kustomize ({@code kubectl kustomize}) and the Helm post-renderer script: skipped
- * with a message where kubectl is missing, a failure under {@code CI=true}.
+ * Runs the real Kustomize ({@code kubectl kustomize}) and the Helm post-renderer script:
+ * skipped with a message where kubectl is missing, a failure under {@code CI=true}.
  */
 final class Kustomize {
 
@@ -45,7 +45,10 @@ final class Kustomize {
 		return run(null, Map.of(), kubectl().getPath(), "kustomize", dir.toString()).successfully();
 	}
 
-	/** The post-renderer as Helm runs it: rendered manifests on stdin, {@code args} after it. */
+	/**
+	 * The post-renderer as Helm runs it: rendered manifests on stdin, {@code args} after
+	 * it.
+	 */
 	static Result postRender(String rendered, Map<String, String> env, String... args) {
 		List<String> command = new ArrayList<>(List.of(POST_RENDERER.toString()));
 		command.addAll(List.of(args));
@@ -56,7 +59,9 @@ final class Kustomize {
 
 	private static volatile File checked;
 
-	/** kubectl on PATH, once checked to bundle Kustomize v5 (Components, regex targets). */
+	/**
+	 * kubectl on PATH, once checked to bundle Kustomize v5 (Components, regex targets).
+	 */
 	static File kubectl() {
 		File kubectl = checked;
 		if (kubectl == null) {

@@ -9,14 +9,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A bounded streaming load through tokengap: a few concurrent streams with long-ish prompts (KV
- * pressure on a small pool), every fourth asking the simulated engine to stall a step, and in every
- * cycle of twelve one stream of each other shape and outcome the contract knows (version 2), so that
- * every dashboard and alert expression has data: a {@code /v1/responses} and a {@code /v1/messages}
- * stream, an in-band engine error after token 3 ({@code engine_error}), and two refused requests
- * ({@code invalid}): an unknown model (404) and one whose {@code max_tokens} exceeds the model's
- * length (400, still labelled with the served model). It stops by itself after {@code maxDuration},
- * or when closed.
+ * A bounded streaming load through tokengap: a few concurrent streams with long-ish
+ * prompts (KV pressure on a small pool), every fourth asking the simulated engine to
+ * stall a step, and in every cycle of twelve one stream of each other shape and outcome
+ * the contract knows (version 2), so that every dashboard and alert expression has data:
+ * a {@code /v1/responses} and a {@code /v1/messages} stream, an in-band engine error
+ * after token 3 ({@code engine_error}), and two refused requests ({@code invalid}): an
+ * unknown model (404) and one whose {@code max_tokens} exceeds the model's length (400,
+ * still labelled with the served model). It stops by itself after {@code maxDuration}, or
+ * when closed.
  */
 final class LoadDriver implements AutoCloseable {
 
@@ -68,9 +69,10 @@ final class LoadDriver implements AutoCloseable {
 			case 1 -> completed(SseRequests.responses(baseUrl, maxTokens, PROMPT));
 			case 2 -> completed(SseRequests.messages(baseUrl, maxTokens, PROMPT));
 			case 5 -> inBandError(SseRequests.chat(baseUrl, maxTokens, PROMPT, "X-Sim-Error-After", "3"));
-			case 9 -> refused(SseRequests.status(baseUrl, CHAT, SseRequests.chatBody("no-such-model", maxTokens, PROMPT)));
-			case 10 -> refused(SseRequests.status(baseUrl, CHAT,
-					SseRequests.chatBody(TokengapImage.MODEL, 1_000_000, PROMPT)));
+			case 9 ->
+				refused(SseRequests.status(baseUrl, CHAT, SseRequests.chatBody("no-such-model", maxTokens, PROMPT)));
+			case 10 -> refused(
+					SseRequests.status(baseUrl, CHAT, SseRequests.chatBody(TokengapImage.MODEL, 1_000_000, PROMPT)));
 			default -> completed(SseRequests.chat(baseUrl, maxTokens, PROMPT));
 		}
 	}

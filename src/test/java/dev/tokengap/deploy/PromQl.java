@@ -10,9 +10,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Just enough PromQL for the dashboard and rule tests: the series an expression names, the
- * selectors it uses, Grafana's variable substitution, and the "signals" of an alert expression (what
- * it compares, which must return data even while the alert is silent).
+ * Just enough PromQL for the dashboard and rule tests: the series an expression names,
+ * the selectors it uses, Grafana's variable substitution, and the "signals" of an alert
+ * expression (what it compares, which must return data even while the alert is silent).
  */
 final class PromQl {
 
@@ -26,9 +26,13 @@ final class PromQl {
 	private static final Pattern RECORDED_SELECTOR = Pattern
 		.compile("([a-z][a-z0-9_]*:(?:tokengap|vllm)_[a-z0-9_]+:[a-z0-9_]+)\\s*\\{([^}]*)\\}");
 
-	private static final Pattern SELECTOR = Pattern.compile("(tokengap_[A-Za-z0-9_]+|vllm:[A-Za-z0-9_:]+)\\s*\\{([^}]*)\\}");
+	private static final Pattern SELECTOR = Pattern
+		.compile("(tokengap_[A-Za-z0-9_]+|vllm:[A-Za-z0-9_:]+)\\s*\\{([^}]*)\\}");
 
-	/** Grafana's variables; {@code $1} is label_replace's capture reference, not a variable. */
+	/**
+	 * Grafana's variables; {@code $1} is label_replace's capture reference, not a
+	 * variable.
+	 */
 	private static final Pattern VARIABLE = Pattern.compile("\\$\\{(\\w+)(?::\\w+)?\\}|\\$([A-Za-z_]\\w*)");
 
 	private static final String[] COMPARISONS = { "==", "!=", ">=", "<=", ">", "<" };
@@ -38,7 +42,9 @@ final class PromQl {
 	private PromQl() {
 	}
 
-	/** The {@code tokengap_*}, {@code vllm:*} and {@code up} series the expression names. */
+	/**
+	 * The {@code tokengap_*}, {@code vllm:*} and {@code up} series the expression names.
+	 */
 	static Set<String> series(String expr) {
 		Set<String> names = new LinkedHashSet<>();
 		Matcher matcher = SERIES.matcher(stripStrings(expr));
@@ -58,7 +64,9 @@ final class PromQl {
 		return names;
 	}
 
-	/** Each {@code name{matchers}} selector of a recorded series: name -> matcher text. */
+	/**
+	 * Each {@code name{matchers}} selector of a recorded series: name -> matcher text.
+	 */
 	static List<Map.Entry<String, String>> recordedSelectors(String expr) {
 		List<Map.Entry<String, String>> selectors = new ArrayList<>();
 		Matcher matcher = RECORDED_SELECTOR.matcher(expr);
@@ -68,7 +76,10 @@ final class PromQl {
 		return selectors;
 	}
 
-	/** Each {@code name{matchers}} selector of a tokengap or vLLM series: name -> matcher text. */
+	/**
+	 * Each {@code name{matchers}} selector of a tokengap or vLLM series: name -> matcher
+	 * text.
+	 */
 	static List<Map.Entry<String, String>> selectors(String expr) {
 		List<Map.Entry<String, String>> selectors = new ArrayList<>();
 		Matcher matcher = SELECTOR.matcher(expr);
@@ -78,7 +89,10 @@ final class PromQl {
 		return selectors;
 	}
 
-	/** Replaces Grafana's {@code $name} and {@code ${name}} variables; an unknown variable fails. */
+	/**
+	 * Replaces Grafana's {@code $name} and {@code ${name}} variables; an unknown variable
+	 * fails.
+	 */
 	static String substitute(String expr, Map<String, String> values) {
 		Matcher matcher = VARIABLE.matcher(expr);
 		StringBuilder out = new StringBuilder();
@@ -94,7 +108,10 @@ final class PromQl {
 		return out.toString();
 	}
 
-	/** The selector with one more matcher, {@code label="value"} (the value quoted as PromQL strings are). */
+	/**
+	 * The selector with one more matcher, {@code label="value"} (the value quoted as
+	 * PromQL strings are).
+	 */
 	static String withMatcher(String selector, String label, String value) {
 		String matcher = label + "=\"" + value.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
 		int brace = selector.lastIndexOf('}');
@@ -106,10 +123,11 @@ final class PromQl {
 	}
 
 	/**
-	 * The signals of an alert expression: for each operand of a top-level {@code and}/{@code or}/
-	 * {@code unless}, {@code (lhs) - (rhs)} of its top-level comparison, the argument of an
-	 * {@code absent(...)}, or the operand itself. Each returns data whenever the series it compares
-	 * exist and join, whether or not the alert fires.
+	 * The signals of an alert expression: for each operand of a top-level
+	 * {@code and}/{@code or}/ {@code unless}, {@code (lhs) - (rhs)} of its top-level
+	 * comparison, the argument of an {@code absent(...)}, or the operand itself. Each
+	 * returns data whenever the series it compares exist and join, whether or not the
+	 * alert fires.
 	 */
 	static List<String> signals(String expr) {
 		List<String> signals = new ArrayList<>();
@@ -145,8 +163,8 @@ final class PromQl {
 	}
 
 	/**
-	 * The first operator at or after {@code from} that stands outside strings, label braces,
-	 * parentheses and brackets.
+	 * The first operator at or after {@code from} that stands outside strings, label
+	 * braces, parentheses and brackets.
 	 * @return {index, length}, or null when there is none
 	 */
 	private static int[] firstTopLevel(String expr, int from, java.util.function.IntFunction<String> operatorAt) {
@@ -209,7 +227,9 @@ final class PromQl {
 		return (expr.startsWith("(") && closingParen(expr, 0) == expr.length() - 1) ? expr : "(" + expr + ")";
 	}
 
-	/** Drops parentheses around the whole operand, e.g. {@code (a > b)} -> {@code a > b}. */
+	/**
+	 * Drops parentheses around the whole operand, e.g. {@code (a > b)} -> {@code a > b}.
+	 */
 	private static String unwrap(String operand) {
 		String part = operand;
 		while (part.startsWith("(") && closingParen(part, 0) == part.length() - 1) {

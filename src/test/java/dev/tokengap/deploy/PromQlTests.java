@@ -43,7 +43,8 @@ class PromQlTests {
 				Map.entry("TokengapBackendNotReady", 1), Map.entry("TokengapDown", 1), Map.entry("TokengapAllDown", 1),
 				Map.entry("TokengapRecordingErrors", 1));
 		for (AlertRules.Alert alert : AlertRules.load()) {
-			assertThat(PromQl.signals(alert.expr())).as(alert.name()).hasSize(operands.get(alert.name()))
+			assertThat(PromQl.signals(alert.expr())).as(alert.name())
+				.hasSize(operands.get(alert.name()))
 				.allSatisfy((signal) -> assertThat(signal).doesNotContain(" > ", " < ", " == ", " and", " or "));
 		}
 	}
@@ -65,8 +66,8 @@ class PromQlTests {
 				"cluster_namespace_model:tokengap_inter_token_latency_seconds:p99_rate5m",
 				"cluster_model:vllm_time_to_first_token_seconds:p99_rate5m");
 		assertThat(PromQl.series(expr)).containsExactly("tokengap_backend_up");
-		assertThat(PromQl.recordedSelectors(expr)).containsExactly(Map.entry(
-				"cluster_namespace_model:tokengap_inter_token_latency_seconds:p99_rate5m", "cluster=~\"$cluster\""));
+		assertThat(PromQl.recordedSelectors(expr)).containsExactly(Map
+			.entry("cluster_namespace_model:tokengap_inter_token_latency_seconds:p99_rate5m", "cluster=~\"$cluster\""));
 		assertThat(AlertRules.withoutComments("a > 0.25 # threshold\nand\nb > 1")).isEqualTo("a > 0.25\nand\nb > 1");
 	}
 

@@ -14,8 +14,8 @@ import tools.jackson.databind.json.JsonMapper;
 import dev.tokengap.testsupport.StreamingClient;
 
 /**
- * Prometheus's HTTP API: instant queries, series lookups (what Grafana's {@code label_values}
- * does) and the loaded rules.
+ * Prometheus's HTTP API: instant queries, series lookups (what Grafana's
+ * {@code label_values} does) and the loaded rules.
  */
 final class PrometheusApi {
 
@@ -27,7 +27,10 @@ final class PrometheusApi {
 		this.baseUrl = baseUrl;
 	}
 
-	/** The outcome of one instant query: an error, or how many samples are numbers (not NaN). */
+	/**
+	 * The outcome of one instant query: an error, or how many samples are numbers (not
+	 * NaN).
+	 */
 	record Result(String error, int samples, int nanSamples) {
 
 		boolean hasData() {
@@ -68,7 +71,10 @@ final class PrometheusApi {
 		return (result.size() == 0) ? Double.NaN : Double.parseDouble(result.path(0).path("value").path(1).asString());
 	}
 
-	/** {@code label_values(selector, label)}: the label's values on the series the selector matches. */
+	/**
+	 * {@code label_values(selector, label)}: the label's values on the series the
+	 * selector matches.
+	 */
 	Set<String> labelValues(String selector, String label) {
 		JsonNode body = get("/api/v1/series?match[]=" + encode(selector));
 		Set<String> values = new TreeSet<>();
@@ -80,7 +86,10 @@ final class PrometheusApi {
 		return values;
 	}
 
-	/** The alerting rules Prometheus loaded: name -> health ("ok" once evaluated without error). */
+	/**
+	 * The alerting rules Prometheus loaded: name -> health ("ok" once evaluated without
+	 * error).
+	 */
 	java.util.Map<String, String> alertingRules() {
 		return rules("alert");
 	}
@@ -95,8 +104,9 @@ final class PrometheusApi {
 		for (JsonNode group : get("/api/v1/rules?type=" + type).path("data").path("groups")) {
 			for (JsonNode rule : group.path("rules")) {
 				rules.put(rule.path("name").asString(),
-						rule.path("health").asString() + (rule.has("lastError") && !rule.path("lastError").asString().isEmpty()
-								? " (" + rule.path("lastError").asString() + ")" : ""));
+						rule.path("health").asString()
+								+ (rule.has("lastError") && !rule.path("lastError").asString().isEmpty()
+										? " (" + rule.path("lastError").asString() + ")" : ""));
 			}
 		}
 		return rules;

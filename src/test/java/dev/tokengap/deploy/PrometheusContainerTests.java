@@ -32,23 +32,26 @@ import dev.tokengap.testsupport.ProjectFiles;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Prometheus ({@code prom/prometheus:v2.42.0}) with the compose demo's configuration and the one
- * rules file scrapes a tokengap container and the simulator behind it (few KV blocks, so it
- * preempts), under a load with injected engine stalls, {@code /v1/responses} and {@code /v1/messages}
- * streams, in-band engine errors and refused requests (LoadDriver). Then every expression of every dashboard
- * panel (template variables resolved as Grafana would) and every alert rule goes through the query
- * API: each must be valid and return data. A query that reads only vLLM series the simulator does
- * not export is reported as pending instead (MetricsContractTests keeps every contract series
- * registered, so a query on one that returns nothing fails).
+ * Prometheus ({@code prom/prometheus:v2.42.0}) with the compose demo's configuration and
+ * the one rules file scrapes a tokengap container and the simulator behind it (few KV
+ * blocks, so it preempts), under a load with injected engine stalls,
+ * {@code /v1/responses} and {@code /v1/messages} streams, in-band engine errors and
+ * refused requests (LoadDriver). Then every expression of every dashboard panel (template
+ * variables resolved as Grafana would) and every alert rule goes through the query API:
+ * each must be valid and return data. A query that reads only vLLM series the simulator
+ * does not export is reported as pending instead (MetricsContractTests keeps every
+ * contract series registered, so a query on one that returns nothing fails).
  */
 @ExtendWith(DockerEngine.class)
 class PrometheusContainerTests {
 
 	static final Pattern LABEL_VALUES = Pattern.compile("^label_values\\((.*),\\s*(\\w+)\\)$");
 
-	/** What Grafana substitutes for its built-in interval variables (scrape interval 5s). */
-	static final Map<String, String> GRAFANA_BUILTINS = Map.of("__rate_interval", "1m", "__interval", "15s",
-			"__range", "5m");
+	/**
+	 * What Grafana substitutes for its built-in interval variables (scrape interval 5s).
+	 */
+	static final Map<String, String> GRAFANA_BUILTINS = Map.of("__rate_interval", "1m", "__interval", "15s", "__range",
+			"5m");
 
 	static Network network;
 
@@ -66,7 +69,8 @@ class PrometheusContainerTests {
 	static void start() {
 		TokengapImage.get();
 		network = Network.newNetwork();
-		// 48 blocks of 16 tokens for streams of ~150 + 60 tokens: the engine must preempt.
+		// 48 blocks of 16 tokens for streams of ~150 + 60 tokens: the engine must
+		// preempt.
 		// One draft token per step, accepted half the time: the engine-health dashboard's
 		// speculative-decoding panel has data too.
 		simulator = TokengapImage.simulator(network, "simulator", "--tokengap.sim.num-kv-blocks=48",
@@ -107,7 +111,10 @@ class PrometheusContainerTests {
 		}
 	}
 
-	/** Waits (bounded) until Prometheus has seen stalls, preemptions and enough streams to rate. */
+	/**
+	 * Waits (bounded) until Prometheus has seen stalls, preemptions and enough streams to
+	 * rate.
+	 */
 	private static void awaitScenario() {
 		long start = System.nanoTime();
 		await("20 completed streams", () -> api.scalar("sum(tokengap_streams_total{outcome=\"completed\"})") >= 20);
@@ -120,30 +127,32 @@ class PrometheusContainerTests {
 				() -> api.scalar("sum(tokengap_streams_total{outcome=\"engine_error\"})") > 0);
 		await("invalid streams (unknown model, max_tokens too large)",
 				() -> api.scalar("sum(tokengap_streams_total{outcome=\"invalid\"})") > 0);
-		await("streams on /v1/responses and /v1/messages", () -> api.scalar(
-				"count(sum by (endpoint) (tokengap_streams_total{endpoint=~\"responses|messages\"}) > 0)") >= 2);
+		await("streams on /v1/responses and /v1/messages", () -> api
+			.scalar("count(sum by (endpoint) (tokengap_streams_total{endpoint=~\"responses|messages\"}) > 0)") >= 2);
 		await("every alert rule evaluated", () -> !api.alertingRules().isEmpty()
 				&& api.alertingRules().values().stream().allMatch((health) -> health.startsWith("ok")));
 		await("every recording rule evaluated", () -> !api.recordingRules().isEmpty()
 				&& api.recordingRules().values().stream().allMatch((health) -> health.startsWith("ok")));
 		// A rule evaluated before its rate had two samples records nothing until its next
-		// evaluation: wait for every recorded series (each is used by an alert or a panel).
-		await("every recorded series has data", () -> AlertRules.recordings()
-			.keySet()
-			.stream()
-			.allMatch((name) -> api.scalar("count(" + name + ")") > 0));
+		// evaluation: wait for every recorded series (each is used by an alert or a
+		// panel).
+		await("every recorded series has data",
+				() -> AlertRules.recordings()
+					.keySet()
+					.stream()
+					.allMatch((name) -> api.scalar("count(" + name + ")") > 0));
 		System.out.printf("scenario in Prometheus after %d ms: %.0f completed streams, %.0f stalls, %.0f preemptions%n",
 				TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
-				api.scalar("sum(tokengap_streams_total{outcome=\"completed\"})"), api.scalar("sum(tokengap_stalls_total)"),
-				api.scalar("sum(vllm:num_preemptions_total)"));
+				api.scalar("sum(tokengap_streams_total{outcome=\"completed\"})"),
+				api.scalar("sum(tokengap_stalls_total)"), api.scalar("sum(vllm:num_preemptions_total)"));
 	}
 
 	private static void await(String what, BooleanSupplier condition) {
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(150);
 		while (!condition.getAsBoolean()) {
 			if (System.nanoTime() > deadline) {
-				throw new AssertionError("Prometheus never showed " + what + " within 150 s (load: "
-						+ load.completed() + " streams completed, " + load.failed() + " failed)");
+				throw new AssertionError("Prometheus never showed " + what + " within 150 s (load: " + load.completed()
+						+ " streams completed, " + load.failed() + " failed)");
 			}
 			try {
 				Thread.sleep(500);
@@ -187,9 +196,10 @@ class PrometheusContainerTests {
 	}
 
 	/**
-	 * Resolves namespace, pod, model_name and endpoint as Grafana does: each variable's label_values
-	 * query. Of its values the one with the most requests is used, as someone looking at this load
-	 * would pick (the first in order would be the refused unknown model's {@code other}).
+	 * Resolves namespace, pod, model_name and endpoint as Grafana does: each variable's
+	 * label_values query. Of its values the one with the most requests is used, as
+	 * someone looking at this load would pick (the first in order would be the refused
+	 * unknown model's {@code other}).
 	 */
 	private static Map<String, String> resolveVariables(Dashboard dashboard, Report report) {
 		Map<String, String> values = new LinkedHashMap<>(GRAFANA_BUILTINS);
@@ -205,7 +215,8 @@ class PrometheusContainerTests {
 			Set<String> found = api.labelValues(selector, matcher.group(2));
 			report.variable(dashboard.name() + " / $" + name, query, found);
 			if (found.isEmpty() && "cluster".equals(name)) {
-				// One Prometheus, no `cluster` external label: Grafana offers only All, which matches
+				// One Prometheus, no `cluster` external label: Grafana offers only All,
+				// which matches
 				// series without the label.
 				assertThat(variable.path("includeAll").asBoolean()).isTrue();
 				values.put(name, variable.path("allValue").asString());
@@ -305,8 +316,8 @@ class PrometheusContainerTests {
 		}
 
 		/**
-		 * The expression reads only vLLM series the simulator does not export (beside contract series):
-		 * a panel that says it is empty against the simulator.
+		 * The expression reads only vLLM series the simulator does not export (beside
+		 * contract series): a panel that says it is empty against the simulator.
 		 */
 		private Set<String> notSimulated(String expr) {
 			Set<String> vllm = new LinkedHashSet<>();

@@ -14,9 +14,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The chart's PrometheusRule, rendered by the real Helm (helm-java): the rules file unchanged with
- * the default values, and every prometheusRule.* value (per-alert switches, for, severity, threshold,
- * labels, annotations, runbook URL, tokengap's job selector) applied the way the values say.
+ * The chart's PrometheusRule, rendered by the real Helm (helm-java): the rules file
+ * unchanged with the default values, and every prometheusRule.* value (per-alert
+ * switches, for, severity, threshold, labels, annotations, runbook URL, tokengap's job
+ * selector) applied the way the values say.
  */
 class PrometheusRuleChartTests {
 
@@ -25,7 +26,8 @@ class PrometheusRuleChartTests {
 		Map<String, Object> spec = spec("prometheusRule.enabled=true");
 		assertThat(spec).isEqualTo(new Yaml().load(ProjectFiles.read(AlertRules.FILE)));
 		assertThat(alerts(spec).keySet()).containsExactlyElementsOf(AlertRulesTests.ALERTS);
-		assertThat(alert(spec, "TokengapDown").get("annotations").toString()).contains("runbook_url=README.md#tokengapdown");
+		assertThat(alert(spec, "TokengapDown").get("annotations").toString())
+			.contains("runbook_url=README.md#tokengapdown");
 	}
 
 	@Test
@@ -36,7 +38,8 @@ class PrometheusRuleChartTests {
 				"prometheusRule.rules.TokengapClientItlP99High.severity=critical",
 				"prometheusRule.rules.TokengapClientItlP99High.threshold=0.4",
 				"prometheusRule.rules.TokengapBackendNotReady.for=90m");
-		assertThat(alerts(spec)).doesNotContainKey("TokengapRecordingErrors").hasSize(AlertRulesTests.ALERTS.size() - 1);
+		assertThat(alerts(spec)).doesNotContainKey("TokengapRecordingErrors")
+			.hasSize(AlertRulesTests.ALERTS.size() - 1);
 		Map<String, Object> itl = alert(spec, "TokengapClientItlP99High");
 		assertThat(itl).containsEntry("for", "20m");
 		assertThat(ChartTests.map(itl, "labels")).containsEntry("severity", "critical");
@@ -72,10 +75,10 @@ class PrometheusRuleChartTests {
 		assertThat(ChartTests.map(alert(spec, "TokengapDown"), "annotations"))
 			.containsEntry("dashboard", "https://grafana.example.com/d/pods")
 			.containsKeys("summary", "description");
-		assertThat(ChartTests.map(alert(spec, "TokengapStallRateHigh"), "annotations"))
-			.containsEntry("dashboard", "https://grafana.example.com/d/tokengap");
-		assertThat(ChartTests.map(alert(spec, "TokengapAllDown"), "annotations"))
-			.containsEntry("runbook_url", "https://wiki.example.com/tokengap-all-down");
+		assertThat(ChartTests.map(alert(spec, "TokengapStallRateHigh"), "annotations")).containsEntry("dashboard",
+				"https://grafana.example.com/d/tokengap");
+		assertThat(ChartTests.map(alert(spec, "TokengapAllDown"), "annotations")).containsEntry("runbook_url",
+				"https://wiki.example.com/tokengap-all-down");
 	}
 
 	@Test
@@ -90,7 +93,8 @@ class PrometheusRuleChartTests {
 
 	@Test
 	void aMistypedAlertOrAThresholdOnAnAlertWithoutOneIsRefused() {
-		assertThatThrownBy(() -> spec("prometheusRule.enabled=true", "prometheusRule.rules.TokengapIsDown.enabled=false"))
+		assertThatThrownBy(
+				() -> spec("prometheusRule.enabled=true", "prometheusRule.rules.TokengapIsDown.enabled=false"))
 			.hasMessageContaining("prometheusRule.rules.TokengapIsDown: there is no such alert");
 		assertThatThrownBy(() -> spec("prometheusRule.enabled=true", "prometheusRule.rules.TokengapDown.threshold=1"))
 			.hasMessageContaining("prometheusRule.rules.TokengapDown.threshold: this alert has no threshold");
@@ -113,7 +117,9 @@ class PrometheusRuleChartTests {
 
 	private static Map<String, Map<String, Object>> alerts(Map<String, Object> spec) {
 		Map<String, Map<String, Object>> alerts = new LinkedHashMap<>();
-		rules(spec).stream().filter((r) -> r.get("alert") != null).forEach((r) -> alerts.put((String) r.get("alert"), r));
+		rules(spec).stream()
+			.filter((r) -> r.get("alert") != null)
+			.forEach((r) -> alerts.put((String) r.get("alert"), r));
 		return alerts;
 	}
 

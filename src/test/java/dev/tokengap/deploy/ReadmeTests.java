@@ -13,9 +13,10 @@ import dev.tokengap.testsupport.ProjectFiles;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The README's metrics section against {@code docs/metrics-contract.md}: every series, outcome and
- * endpoint label of the contract is named, goodput has the contract's denominator, and no contract
- * series is marked planned (MetricsContractTests keeps every one registered).
+ * The README's metrics section against {@code docs/metrics-contract.md}: every series,
+ * outcome and endpoint label of the contract is named, goodput has the contract's
+ * denominator, and no contract series is marked planned (MetricsContractTests keeps every
+ * one registered).
  */
 class ReadmeTests {
 
@@ -60,14 +61,16 @@ class ReadmeTests {
 		String readme = ProjectFiles.read("README.md");
 		for (String series : MetricsContract.load().types().keySet()) {
 			Pattern naming = Pattern.compile("^\\| [^|]*`" + series + "[`{]");
-			assertThat(readme.lines().filter((line) -> naming.matcher(line).find()))
-				.as("README's rows for %s", series)
+			assertThat(readme.lines().filter((line) -> naming.matcher(line).find())).as("README's rows for %s", series)
 				.isNotEmpty()
 				.noneMatch((row) -> row.contains("planned"));
 		}
 	}
 
-	/** The outcomes of the contract's outcome table (the rows between "Outcomes" and goodput). */
+	/**
+	 * The outcomes of the contract's outcome table (the rows between "Outcomes" and
+	 * goodput).
+	 */
 	private static List<String> contractOutcomes() {
 		String contract = ProjectFiles.read("docs/metrics-contract.md");
 		int start = contract.indexOf("Outcomes (");

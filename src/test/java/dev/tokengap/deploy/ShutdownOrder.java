@@ -9,9 +9,10 @@ import io.fabric8.kubernetes.api.model.PodSpec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The shutdown arithmetic of an injected pod, checked against helm/tokengap's defaults: tokengap
- * pauses (preStop), drains, and the JVM exits within the grace period; the engine pauses for
- * tokengap's pause plus its drain, so the streams being drained still have their engine.
+ * The shutdown arithmetic of an injected pod, checked against helm/tokengap's defaults:
+ * tokengap pauses (preStop), drains, and the JVM exits within the grace period; the
+ * engine pauses for tokengap's pause plus its drain, so the streams being drained still
+ * have their engine.
  */
 final class ShutdownOrder {
 

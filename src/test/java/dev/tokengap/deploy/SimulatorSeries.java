@@ -12,15 +12,16 @@ import dev.tokengap.sim.SimulatorProperties;
 import dev.tokengap.sim.SimulatorServer;
 
 /**
- * The vLLM series names the built-in simulator exports (as vLLM does), read once from its real
- * {@code /metrics}.
+ * The vLLM series names the built-in simulator exports (as vLLM does), read once from its
+ * real {@code /metrics}.
  */
 final class SimulatorSeries {
 
 	/**
-	 * vLLM series the dashboards read that the simulator does not export: older names read through an
-	 * {@code or} fallback, and families of real engines the simulator does not model. A panel reading
-	 * one says so in its description (it mentions "simulator"), and against the simulator it is empty.
+	 * vLLM series the dashboards read that the simulator does not export: older names
+	 * read through an {@code or} fallback, and families of real engines the simulator
+	 * does not model. A panel reading one says so in its description (it mentions
+	 * "simulator"), and against the simulator it is empty.
 	 */
 	static final Set<String> NOT_SIMULATED = Set.of("vllm:time_per_output_token_seconds_bucket",
 			"vllm:gpu_cache_usage_perc");
@@ -38,7 +39,8 @@ final class SimulatorSeries {
 	}
 
 	private static Set<String> scrape() {
-		// With drafts: the spec_decode series exist only on an engine that drafts, as in vLLM.
+		// With drafts: the spec_decode series exist only on an engine that drafts, as in
+		// vLLM.
 		SimulatorProperties drafting = SimulatorProperties.defaults().toBuilder().numSpeculativeTokens(1).build();
 		try (SimulatorServer simulator = SimulatorServer.start(drafting, "127.0.0.1", 0)) {
 			HttpResponse<String> response = HttpClient.newHttpClient()

@@ -9,8 +9,8 @@ import java.util.Map;
 import dev.tokengap.testsupport.StreamingClient;
 
 /**
- * Streamed requests (chat completions, responses, messages) from the host to a container's mapped
- * port, on the tests' {@link StreamingClient}.
+ * Streamed requests (chat completions, responses, messages) from the host to a
+ * container's mapped port, on the tests' {@link StreamingClient}.
  */
 final class SseRequests {
 
@@ -27,17 +27,22 @@ final class SseRequests {
 			.toList();
 	}
 
-	/** Streams one {@code /v1/responses} request and returns its {@code event:} and {@code data:} lines. */
+	/**
+	 * Streams one {@code /v1/responses} request and returns its {@code event:} and
+	 * {@code data:} lines.
+	 */
 	static List<String> responses(String baseUrl, int maxTokens, String prompt) throws IOException {
 		return stream(baseUrl, "/v1/responses", "{\"model\":\"" + TokengapImage.MODEL + "\",\"stream\":true,"
 				+ "\"max_output_tokens\":" + maxTokens + ",\"input\":\"" + prompt + "\"}");
 	}
 
-	/** Streams one Anthropic-style {@code /v1/messages} request and returns its SSE lines. */
+	/**
+	 * Streams one Anthropic-style {@code /v1/messages} request and returns its SSE lines.
+	 */
 	static List<String> messages(String baseUrl, int maxTokens, String prompt) throws IOException {
-		return stream(baseUrl, "/v1/messages", "{\"model\":\"" + TokengapImage.MODEL + "\",\"stream\":true,"
-				+ "\"max_tokens\":" + maxTokens + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt
-				+ "\"}]}");
+		return stream(baseUrl, "/v1/messages",
+				"{\"model\":\"" + TokengapImage.MODEL + "\",\"stream\":true," + "\"max_tokens\":" + maxTokens
+						+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}");
 	}
 
 	/** A streamed chat completion's body. */
@@ -46,7 +51,10 @@ final class SseRequests {
 				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}";
 	}
 
-	/** Streams one request that must be answered 200 and returns its {@code event:} and {@code data:} lines. */
+	/**
+	 * Streams one request that must be answered 200 and returns its {@code event:} and
+	 * {@code data:} lines.
+	 */
 	static List<String> stream(String baseUrl, String path, String body, String... headers) throws IOException {
 		StreamingClient.Exchange exchange = send(baseUrl, path, body, headers);
 		if (exchange.status() != 200) {
@@ -58,7 +66,10 @@ final class SseRequests {
 		return exchange.body().lines().filter((line) -> line.startsWith("data:") || line.startsWith("event:")).toList();
 	}
 
-	/** Sends one request (one the engine or tokengap should refuse) and returns the status it got. */
+	/**
+	 * Sends one request (one the engine or tokengap should refuse) and returns the status
+	 * it got.
+	 */
 	static int status(String baseUrl, String path, String body) throws IOException {
 		return send(baseUrl, path, body).status();
 	}

@@ -31,10 +31,11 @@ import org.yaml.snakeyaml.Yaml;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Rendered manifests parsed strictly as Kubernetes objects: each document by its apiVersion and
- * kind into fabric8's model, and a field the API does not define fails the parse. fabric8's
- * classes collect unknown fields in an "additional properties" map; this parser removes that
- * catch-all, so FAIL_ON_UNKNOWN_PROPERTIES applies. A kind it does not know fails too.
+ * Rendered manifests parsed strictly as Kubernetes objects: each document by its
+ * apiVersion and kind into fabric8's model, and a field the API does not define fails the
+ * parse. fabric8's classes collect unknown fields in an "additional properties" map; this
+ * parser removes that catch-all, so FAIL_ON_UNKNOWN_PROPERTIES applies. A kind it does
+ * not know fails too.
  */
 final class StrictManifests {
 
@@ -46,7 +47,9 @@ final class StrictManifests {
 			PersistentVolumeClaim.class, "v1 ConfigMap", ConfigMap.class, "rbac.authorization.k8s.io/v1 Role",
 			Role.class, "rbac.authorization.k8s.io/v1 RoleBinding", RoleBinding.class);
 
-	/** KServe's ComponentExtensionSpec fields, inlined in a predictor beside the pod spec. */
+	/**
+	 * KServe's ComponentExtensionSpec fields, inlined in a predictor beside the pod spec.
+	 */
 	private static final Set<String> PREDICTOR_EXTENSION = Set.of("minReplicas", "maxReplicas", "scaleTarget",
 			"scaleMetric", "scaleMetricType", "containerConcurrency", "timeout", "canaryTrafficPercent", "logger",
 			"batcher", "labels", "annotations", "deploymentStrategy", "autoScaling", "workerSpec");
@@ -54,7 +57,10 @@ final class StrictManifests {
 	private StrictManifests() {
 	}
 
-	/** A KServe InferenceService: its metadata, predictor extension fields and predictor pod spec. */
+	/**
+	 * A KServe InferenceService: its metadata, predictor extension fields and predictor
+	 * pod spec.
+	 */
 	record InferenceService(ObjectMeta metadata, Map<String, Object> predictor, PodSpec pod) {
 
 		@SuppressWarnings("unchecked")

@@ -15,8 +15,9 @@ import org.testcontainers.images.builder.ImageFromDockerfile;
 import dev.tokengap.testsupport.ProjectFiles;
 
 /**
- * The tokengap image, built once per test JVM from {@code docker/Dockerfile} and the jar Maven
- * packaged, and containers of it the way Kubernetes runs them (read-only root, /tmp writable).
+ * The tokengap image, built once per test JVM from {@code docker/Dockerfile} and the jar
+ * Maven packaged, and containers of it the way Kubernetes runs them (read-only root, /tmp
+ * writable).
  */
 final class TokengapImage {
 
@@ -53,7 +54,10 @@ final class TokengapImage {
 			.waitingFor(Wait.forHttp("/health").forPort(8000).withStartupTimeout(Duration.ofMinutes(2)));
 	}
 
-	/** A tokengap container proxying to {@code upstream}, ready when its readiness probe answers. */
+	/**
+	 * A tokengap container proxying to {@code upstream}, ready when its readiness probe
+	 * answers.
+	 */
 	static GenericContainer<?> proxy(Network network, String alias, String upstream) {
 		return proxyWithCommand(network, alias, "--tokengap.upstream.url=" + upstream);
 	}
@@ -64,12 +68,13 @@ final class TokengapImage {
 			.withNetworkAliases(alias)
 			.withCommand(command)
 			.withExposedPorts(8080, 8081)
-			.waitingFor(Wait.forHttp("/actuator/health/readiness")
-				.forPort(8081)
-				.withStartupTimeout(Duration.ofMinutes(2)));
+			.waitingFor(
+					Wait.forHttp("/actuator/health/readiness").forPort(8081).withStartupTimeout(Duration.ofMinutes(2)));
 	}
 
-	/** As the chart runs it: read-only root filesystem, a writable /tmp (the emptyDir). */
+	/**
+	 * As the chart runs it: read-only root filesystem, a writable /tmp (the emptyDir).
+	 */
 	private static GenericContainer<?> hardened(GenericContainer<?> container) {
 		Consumer<CreateContainerCmd> readOnlyRoot = (cmd) -> cmd.getHostConfig().withReadonlyRootfs(true);
 		return container.withTmpFs(java.util.Map.of("/tmp", "rw,exec,size=64m"))

@@ -3,7 +3,10 @@ package dev.tokengap.lab;
 import org.slf4j.ILoggerFactory;
 import org.slf4j.LoggerFactory;
 
-/** The lab's mains print their figures on stdout: Logback keeps warnings only, as {@code tokengap bench} does. */
+/**
+ * The lab's mains print their figures on stdout: Logback keeps warnings only, as
+ * {@code tokengap bench} does.
+ */
 final class LabLogging {
 
 	private LabLogging() {

@@ -20,15 +20,16 @@ import reactor.netty.resources.ConnectionProvider;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The overhead benchmark's client: opens N streams to the {@link StampedSseBackend} (directly or
- * through a proxy), each on its own connection, and for every event computes its one-way delay,
- * from the backend's {@code : sent=} stamp to the socket read that brought its last byte. It also
- * counts events that arrived coalesced with another (completed by the same socket read), and,
- * given the proxy's pids, the proxy's CPU time and peak RSS over the measured window.
+ * The overhead benchmark's client: opens N streams to the {@link StampedSseBackend}
+ * (directly or through a proxy), each on its own connection, and for every event computes
+ * its one-way delay, from the backend's {@code : sent=} stamp to the socket read that
+ * brought its last byte. It also counts events that arrived coalesced with another
+ * (completed by the same socket read), and, given the proxy's pids, the proxy's CPU time
+ * and peak RSS over the measured window.
  * <p>
- * Streams start spread over one second; events stamped in the first {@code --warmup-s} seconds
- * (connection set-up, JIT) are not measured. The run stops by itself: each stream asks for a fixed
- * number of events.
+ * Streams start spread over one second; events stamped in the first {@code --warmup-s}
+ * seconds (connection set-up, JIT) are not measured. The run stops by itself: each stream
+ * asks for a fixed number of events.
  */
 public final class OverheadProbe {
 
@@ -65,27 +66,26 @@ public final class OverheadProbe {
 		String body = "{\"model\":\"bench\",\"stream\":true,\"max_tokens\":" + events
 				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
 		Flux<Void> load = Flux.range(0, streams)
-			.flatMap((i) -> Mono.delay(Duration.ofNanos(1_000_000_000L * i / streams))
-				.then(Mono.defer(() -> {
-					ProbeStream stream = new ProbeStream(events, windowStart, windowEnd);
-					synchronized (all) {
-						all.add(stream);
-					}
-					return client.headers((h) -> h.set("content-type", "application/json"))
-						.post()
-						.uri(uri)
-						.send(ByteBufMono.fromString(Mono.just(body)))
-						.responseConnection((response, connection) -> connection.inbound()
-							.receive()
-							.doOnSubscribe((s) -> stream.stamp = connection.channel().pipeline().get(ReadStamp.class))
-							.doOnNext(stream::read))
-						.then()
-						.onErrorResume((ex) -> {
-							failures.incrementAndGet();
-							stream.error = ex.toString();
-							return Mono.empty();
-						});
-				})), streams);
+			.flatMap((i) -> Mono.delay(Duration.ofNanos(1_000_000_000L * i / streams)).then(Mono.defer(() -> {
+				ProbeStream stream = new ProbeStream(events, windowStart, windowEnd);
+				synchronized (all) {
+					all.add(stream);
+				}
+				return client.headers((h) -> h.set("content-type", "application/json"))
+					.post()
+					.uri(uri)
+					.send(ByteBufMono.fromString(Mono.just(body)))
+					.responseConnection((response, connection) -> connection.inbound()
+						.receive()
+						.doOnSubscribe((s) -> stream.stamp = connection.channel().pipeline().get(ReadStamp.class))
+						.doOnNext(stream::read))
+					.then()
+					.onErrorResume((ex) -> {
+						failures.incrementAndGet();
+						stream.error = ex.toString();
+						return Mono.empty();
+					});
+			})), streams);
 		Mono.when(load, window).block(Duration.ofSeconds((long) (warmupS + measureS) + 120));
 		Map<String, Object> result = summarise(o, target, streams, intervalMs, measureS, all, failures.get(), stats);
 		String line = JsonMapper.builder().build().writeValueAsString(result);
@@ -145,7 +145,10 @@ public final class OverheadProbe {
 		return r;
 	}
 
-	/** The machine is shared: the 1-minute load average at the end of the run goes with its figures. */
+	/**
+	 * The machine is shared: the 1-minute load average at the end of the run goes with
+	 * its figures.
+	 */
 	private static Double loadAverage() {
 		try {
 			return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);

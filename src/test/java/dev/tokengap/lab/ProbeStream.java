@@ -4,8 +4,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.util.ByteProcessor;
 
 /**
- * One stream's events: parses {@code : sent=<nanos>} comment lines and blank lines (an event's
- * end) out of the body as it is delivered, within the read that brought it.
+ * One stream's events: parses {@code : sent=<nanos>} comment lines and blank lines (an
+ * event's end) out of the body as it is delivered, within the read that brought it.
  */
 final class ProbeStream implements ByteProcessor {
 

@@ -5,7 +5,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
-/** CPU time (utime + stime) and peak RSS of the proxy's processes over the measured window. */
+/**
+ * CPU time (utime + stime) and peak RSS of the proxy's processes over the measured
+ * window.
+ */
 final class ProcessStats {
 
 	private static final double TICKS_PER_SECOND = 100;
@@ -61,7 +64,8 @@ final class ProcessStats {
 		for (int pid : this.pids) {
 			try {
 				String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-				// Fields after the parenthesised command: state is field 3; utime 14, stime 15.
+				// Fields after the parenthesised command: state is field 3; utime 14,
+				// stime 15.
 				String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
 				sum += Long.parseLong(f[11]) + Long.parseLong(f[12]);
 			}

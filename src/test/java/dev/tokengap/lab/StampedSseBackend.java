@@ -16,17 +16,19 @@ import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
 /**
- * The overhead benchmark's backend: a vLLM-shaped SSE server whose every event carries the
- * {@code System.nanoTime()} at which it was produced, in a comment line before its data line
- * ({@code : sent=<nanos>}). On Linux {@code nanoTime} is {@code CLOCK_MONOTONIC}, shared by every
- * process on the machine, so a client on the same host can compute each event's one-way delay.
+ * The overhead benchmark's backend: a vLLM-shaped SSE server whose every event carries
+ * the {@code System.nanoTime()} at which it was produced, in a comment line before its
+ * data line ({@code : sent=<nanos>}). On Linux {@code nanoTime} is
+ * {@code CLOCK_MONOTONIC}, shared by every process on the machine, so a client on the
+ * same host can compute each event's one-way delay.
  *
  * <pre>
  * POST /v1/chat/completions?interval_ms=20&amp;events=500   one stream: an event every interval_ms
  * GET  /v1/models, /metrics, /health                      enough of vLLM for tokengap's side calls
  * </pre>
  *
- * Run: {@code java -cp target/test-classes:target/classes:$(cat target/test-classpath.txt)
+ * Run:
+ * {@code java -cp target/test-classes:target/classes:$(cat target/test-classpath.txt)
  * dev.tokengap.lab.StampedSseBackend --port 27100} (see {@code bench/overhead.sh}).
  */
 public final class StampedSseBackend {
@@ -35,7 +37,8 @@ public final class StampedSseBackend {
 
 	private static final byte[] DATA = ("\ndata: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\","
 			+ "\"created\":1700000000,\"model\":\"bench\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" token\"},"
-			+ "\"logprobs\":null,\"finish_reason\":null}]}\n\n").getBytes(StandardCharsets.UTF_8);
+			+ "\"logprobs\":null,\"finish_reason\":null}]}\n\n")
+		.getBytes(StandardCharsets.UTF_8);
 
 	private static final String TAIL = "data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\","
 			+ "\"created\":1700000000,\"model\":\"bench\",\"choices\":[],\"usage\":{\"prompt_tokens\":8,"
@@ -61,8 +64,9 @@ public final class StampedSseBackend {
 			.host(host)
 			.port(port)
 			.route((routes) -> routes.post("/v1/chat/completions", StampedSseBackend::stream)
-				.get("/v1/models", (request, response) -> text(response, "application/json",
-						"{\"object\":\"list\",\"data\":[{\"id\":\"" + MODEL + "\",\"object\":\"model\"}]}"))
+				.get("/v1/models",
+						(request, response) -> text(response, "application/json",
+								"{\"object\":\"list\",\"data\":[{\"id\":\"" + MODEL + "\",\"object\":\"model\"}]}"))
 				.get("/metrics", (request, response) -> text(response, "text/plain; version=0.0.4", METRICS))
 				.get("/health", (request, response) -> response.send()))
 			.bindNow(Duration.ofSeconds(10));
@@ -87,7 +91,10 @@ public final class StampedSseBackend {
 		return request.receive().then().thenMany(response.send(body, (buf) -> true));
 	}
 
-	/** Stamped as late as this side can: when the event's bytes are made, just before the write. */
+	/**
+	 * Stamped as late as this side can: when the event's bytes are made, just before the
+	 * write.
+	 */
 	private static ByteBuf event(ByteBufAllocator alloc) {
 		ByteBuf buf = alloc.buffer(DATA.length + 32);
 		buf.writeCharSequence(": sent=", StandardCharsets.US_ASCII);

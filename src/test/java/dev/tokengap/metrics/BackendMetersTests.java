@@ -38,10 +38,12 @@ class BackendMetersTests {
 	private List<String> modelInfo() {
 		for (MetricSnapshot snapshot : this.registry.scrape()) {
 			// The client keeps an info metric's name without the _info suffix it writes.
-			if (snapshot instanceof InfoSnapshot && (snapshot.getMetadata().getName() + "_info").equals(BackendMeters.MODEL_INFO)) {
+			if (snapshot instanceof InfoSnapshot
+					&& (snapshot.getMetadata().getName() + "_info").equals(BackendMeters.MODEL_INFO)) {
 				return ((InfoSnapshot) snapshot).getDataPoints()
 					.stream()
-					.map((point) -> point.getLabels().get("model_name") + "=" + point.getLabels().get("engine_model_name"))
+					.map((point) -> point.getLabels().get("model_name") + "="
+							+ point.getLabels().get("engine_model_name"))
 					.toList();
 			}
 		}

@@ -11,8 +11,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class EndpointTests {
 
 	@ParameterizedTest
-	@CsvSource({ "/v1/chat/completions, chat_completions", "/v1/completions, completions",
-			"/v1/responses, responses", "/v1/messages, messages", "/v1/audio/transcriptions, transcriptions",
+	@CsvSource({ "/v1/chat/completions, chat_completions", "/v1/completions, completions", "/v1/responses, responses",
+			"/v1/messages, messages", "/v1/audio/transcriptions, transcriptions",
 			"/v1/audio/translations, translations", "/openai/v1/chat/completions, chat_completions",
 			"/v1/responses/resp_1, other", "/v1/models, other", "/metrics, other", "/, other" })
 	void labelsEachPath(String path, String label) {

@@ -11,8 +11,9 @@ import dev.tokengap.timing.StreamTimer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * One exchange's recording on a real registry with made-up times: every streamed request gets
- * exactly one outcome at the single exit, whatever its call sites said or failed to say.
+ * One exchange's recording on a real registry with made-up times: every streamed request
+ * gets exactly one outcome at the single exit, whatever its call sites said or failed to
+ * say.
  */
 class ExchangeRecorderTests {
 
@@ -65,8 +66,9 @@ class ExchangeRecorderTests {
 	}
 
 	/**
-	 * The response timeout can fire just after the headers went out, before any relay: nobody
-	 * says an outcome, and the exit still takes the stream out of the live set and counts it.
+	 * The response timeout can fire just after the headers went out, before any relay:
+	 * nobody says an outcome, and the exit still takes the stream out of the live set and
+	 * counts it.
 	 */
 	@Test
 	void aStreamThatNobodyEndedIsStillCountedAndLeavesTheLiveSetAtTheExit() {
@@ -80,7 +82,10 @@ class ExchangeRecorderTests {
 		assertThat(metrics.value("tokengap_e2e_request_latency_seconds_count")).isZero();
 	}
 
-	/** An error answer whose write was cancelled after its headers: still recorded at the exit. */
+	/**
+	 * An error answer whose write was cancelled after its headers: still recorded at the
+	 * exit.
+	 */
 	@Test
 	void anErrorAnswerCancelledMidWriteIsRecordedWithTheOutcomeItWasGiven() {
 		this.recorder.streamRequested();
@@ -173,7 +178,9 @@ class ExchangeRecorderTests {
 		assertThat(previous[0]).isEqualTo(100 * MS);
 	}
 
-	/** A recording that throws is counted, and the exchange still ends with its outcome. */
+	/**
+	 * A recording that throws is counted, and the exchange still ends with its outcome.
+	 */
 	@Test
 	void countsRecordingFailuresAndKeepsRecording() {
 		this.meters.gapObserver(new GapObserver() {
@@ -219,7 +226,9 @@ class ExchangeRecorderTests {
 		assertThat(metrics.value("tokengap_recording_errors_total")).isZero();
 	}
 
-	/** An event of {@code choice} written at {@code writeNanos}, read from upstream at 0. */
+	/**
+	 * An event of {@code choice} written at {@code writeNanos}, read from upstream at 0.
+	 */
 	private void written(int choice, long writeNanos) {
 		this.event.setWriteNanos(writeNanos);
 		this.recorder.contentWritten(choice, this.event);

@@ -19,18 +19,20 @@ import dev.tokengap.testsupport.PrometheusText.Sample;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code docs/metrics-contract.md} against the series tokengap registers, both ways, without a
- * Spring context: {@link TokengapMeters} and {@link BackendMeters} on a real registry with the
- * default {@code tokengap.metrics} settings, every labelled series given a data point (the client
- * creates them per label set), scraped in the Prometheus text format.
+ * {@code docs/metrics-contract.md} against the series tokengap registers, both ways,
+ * without a Spring context: {@link TokengapMeters} and {@link BackendMeters} on a real
+ * registry with the default {@code tokengap.metrics} settings, every labelled series
+ * given a data point (the client creates them per label set), scraped in the Prometheus
+ * text format.
  * <ul>
  * <li>every contract series is registered, with the contract's type;</li>
  * <li>every registered series is in the contract;</li>
- * <li>labels: a series has those its row names ({@code x{a,b}}); the client-visible latency and
- * stall series also {@code model_name} (the contract's "Labels") and may have {@code endpoint};
- * any other series has exactly those its row names;</li>
- * <li>bucket edges, where the contract gives them, are the contract's (plus {@code +Inf}); a bucket
- * family's (TTFT, ITL, REQUEST) are written exactly as the default profile writes them.</li>
+ * <li>labels: a series has those its row names ({@code x{a,b}}); the client-visible
+ * latency and stall series also {@code model_name} (the contract's "Labels") and may have
+ * {@code endpoint}; any other series has exactly those its row names;</li>
+ * <li>bucket edges, where the contract gives them, are the contract's (plus
+ * {@code +Inf}); a bucket family's (TTFT, ITL, REQUEST) are written exactly as the
+ * default profile writes them.</li>
  * </ul>
  */
 class MetricsContractTests {
@@ -39,7 +41,10 @@ class MetricsContractTests {
 
 	private static final MetricsContract CONTRACT = MetricsContract.load();
 
-	/** The headings of the contract's sections whose series all carry {@code model_name} (its "Labels"). */
+	/**
+	 * The headings of the contract's sections whose series all carry {@code model_name}
+	 * (its "Labels").
+	 */
 	private static final List<String> PER_MODEL_SECTIONS = List.of("Client-visible latency",
 			"Stalls and smooth-stream goodput");
 
@@ -75,7 +80,8 @@ class MetricsContractTests {
 		List<String> disagreements = new ArrayList<>();
 		for (String name : CONTRACT.types().keySet()) {
 			if (!this.types.containsKey(name)) {
-				continue; // not registered at all: everyContractSeriesIsRegisteredWithItsType says so
+				continue; // not registered at all:
+							// everyContractSeriesIsRegisteredWithItsType says so
 			}
 			Set<String> registered = labelNames(name);
 			Set<String> required = new TreeSet<>(CONTRACT.labels(name));
@@ -121,7 +127,8 @@ class MetricsContractTests {
 		MetricsProperties defaults = new Binder().bindOrCreate("tokengap.metrics", MetricsProperties.class);
 		TokengapMeters meters = new TokengapMeters(this.registry, defaults.edges(null), 400 * MS, () -> 0);
 		TokengapMeters.registerBuildInfo(this.registry, "0.1.0", defaults.profileInUse(null));
-		// The data points of one (model, endpoint) pair, with the in-flight and stalled gauges' rows.
+		// The data points of one (model, endpoint) pair, with the in-flight and stalled
+		// gauges' rows.
 		meters.meters("m", Endpoint.CHAT_COMPLETIONS);
 		meters.countRequest("m", Endpoint.CHAT_COMPLETIONS, 200);
 		meters.recordSpike("m", "engine_other", 0.5);

@@ -19,8 +19,8 @@ class StreamOutcomeTests {
 	}
 
 	@ParameterizedTest
-	@CsvSource({ "200, ", "204, ", "400, INVALID", "401, INVALID", "404, INVALID", "413, INVALID",
-			"429, REJECTED", "500, REJECTED", "501, REJECTED", "503, REJECTED" })
+	@CsvSource({ "200, ", "204, ", "400, INVALID", "401, INVALID", "404, INVALID", "413, INVALID", "429, REJECTED",
+			"500, REJECTED", "501, REJECTED", "503, REJECTED" })
 	void theEnginesStatusRefusesOrLeavesItToTheBody(int status, StreamOutcome expected) {
 		assertThat(StreamOutcome.ofEngineStatus(status)).isEqualTo(expected);
 	}

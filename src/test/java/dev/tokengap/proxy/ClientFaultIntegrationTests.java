@@ -32,9 +32,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Clients that misbehave: going away at each phase of an exchange, not reading, or never sending
- * a whole request. Each time the engine's request is cancelled, the outcome is counted once, a
- * healthy stream beside it is unaffected and no buffer leaks.
+ * Clients that misbehave: going away at each phase of an exchange, not reading, or never
+ * sending a whole request. Each time the engine's request is cancelled, the outcome is
+ * counted once, a healthy stream beside it is unaffected and no buffer leaks.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.proxy.request-timeout=1s",
@@ -66,16 +66,16 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 	@ParameterizedTest(name = "{0}")
 	@ValueSource(strings = { "m-last-event", "m-after-done" })
 	void aClientGoneAtTheEndOfTheStreamCancelsTheEngineRequest(String model) throws Exception {
-		// The engine has written part of its last event, or all of it and [DONE], but not yet
+		// The engine has written part of its last event, or all of it and [DONE], but not
+		// yet
 		// the end of its body.
 		String last = model.equals("m-last-event") ? "data: {\"choices\":[{\"index\":0,\"delta\":{\"cont"
 				: ScriptedUpstream.chatEvent("two") + "data: [DONE]\n\n";
 		upstream.handle((req, res) -> {
 			this.engineConnectionClosed.set(ScriptedUpstream.closed(res));
 			return ScriptedUpstream
-				.play(res, Step.list(Step.of(0, ScriptedUpstream.chatEvent("one")), Step.of(20, last)),
-						(nanos) -> {
-						})
+				.play(res, Step.list(Step.of(0, ScriptedUpstream.chatEvent("one")), Step.of(20, last)), (nanos) -> {
+				})
 				.then(Mono.never());
 		});
 		HealthyStream healthy = startHealthyStream();
@@ -103,7 +103,8 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 			client.send(RawHttpClient.post(CHAT, request("m-not-reading")));
 			client.readUntil("data: ", Duration.ofSeconds(5));
 			long read = client.receivedBytes();
-			// Now the client reads nothing more; the engine's writes stall once the sockets fill.
+			// Now the client reads nothing more; the engine's writes stall once the
+			// sockets fill.
 			awaitStalled(written);
 			long inTokengap = memory.peakGrowth();
 			System.out.printf("not reading: engine wrote %d of %d bytes, client read %d, tokengap holds %d%n",
@@ -139,7 +140,8 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 				assertThat(client.awaitClosed(Duration.ofSeconds(10))).as("disconnected by the request timeout")
 					.isTrue();
 			}
-			// The first connections may be cut off before the last one opens: at least the clients' ends.
+			// The first connections may be cut off before the last one opens: at least
+			// the clients' ends.
 			assertThat(peak - baseline).as("descriptors of the open connections").isGreaterThanOrEqualTo(1000);
 		}
 		finally {

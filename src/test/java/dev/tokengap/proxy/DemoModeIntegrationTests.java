@@ -13,7 +13,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The newcomer's first command: with no upstream URL and no flags, histograms fill at once.
+ * The newcomer's first command: with no upstream URL and no flags, histograms fill at
+ * once.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo" })
@@ -29,9 +30,8 @@ class DemoModeIntegrationTests {
 			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_streams_total", "model_name", "sim-llama-3-8b", "outcome", "completed"))
 				.isGreaterThanOrEqualTo(2));
-		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_inter_token_latency_seconds_count",
-				"model_name", "sim-llama-3-8b"))
-			.isGreaterThan(10);
+		assertThat(PrometheusText.scrape(this.managementPort)
+			.value("tokengap_inter_token_latency_seconds_count", "model_name", "sim-llama-3-8b")).isGreaterThan(10);
 	}
 
 }

@@ -28,9 +28,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * vLLM's per-request metrics ({@code --enable-per-request-metrics}) through the running
- * application over real HTTP: the stream reaches the client byte for byte, and the engine's report
- * is the stream's when it ends. The test listens to stream ends in place of the spike detector, so
- * its context is not kept for other tests.
+ * application over real HTTP: the stream reaches the client byte for byte, and the
+ * engine's report is the stream's when it ends. The test listens to stream ends in place
+ * of the spike detector, so its context is not kept for other tests.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
@@ -86,24 +86,31 @@ class EngineReportIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void aResponsesStreamsEngineReportReachesTheRecorderOnce() {
-		List<Step> steps = Step.list(Step.of(0, "event: response.created\ndata: {\"response\":{\"id\":\"resp_x\","
-				+ "\"status\":\"in_progress\",\"usage\":null,\"metrics\":null},\"sequence_number\":0,"
-				+ "\"type\":\"response.created\"}\n\n"),
-				Step.of(20, "event: response.output_text.delta\ndata: {\"content_index\":0,\"delta\":\"Hi\","
-						+ "\"item_id\":\"msg_x\",\"logprobs\":[],\"output_index\":0,\"sequence_number\":1,"
-						+ "\"type\":\"response.output_text.delta\"}\n\n"),
-				Step.of(20, "event: response.completed\ndata: {\"response\":{\"id\":\"resp_x\",\"status\":\"completed\","
-						+ "\"usage\":{\"input_tokens\":9,\"output_tokens\":1,\"total_tokens\":10},"
-						+ "\"metrics\":{\"time_to_first_token_ms\":40.0,\"generation_time_ms\":0.0,"
-						+ "\"queue_time_ms\":1.5e-05,\"mean_itl_ms\":null,\"tokens_per_second\":null,"
-						+ "\"num_preemptions\":0}},\"sequence_number\":2,\"type\":\"response.completed\"}\n\n"));
+		List<Step> steps = Step.list(
+				Step.of(0,
+						"event: response.created\ndata: {\"response\":{\"id\":\"resp_x\","
+								+ "\"status\":\"in_progress\",\"usage\":null,\"metrics\":null},\"sequence_number\":0,"
+								+ "\"type\":\"response.created\"}\n\n"),
+				Step.of(20,
+						"event: response.output_text.delta\ndata: {\"content_index\":0,\"delta\":\"Hi\","
+								+ "\"item_id\":\"msg_x\",\"logprobs\":[],\"output_index\":0,\"sequence_number\":1,"
+								+ "\"type\":\"response.output_text.delta\"}\n\n"),
+				Step.of(20,
+						"event: response.completed\ndata: {\"response\":{\"id\":\"resp_x\",\"status\":\"completed\","
+								+ "\"usage\":{\"input_tokens\":9,\"output_tokens\":1,\"total_tokens\":10},"
+								+ "\"metrics\":{\"time_to_first_token_ms\":40.0,\"generation_time_ms\":0.0,"
+								+ "\"queue_time_ms\":1.5e-05,\"mean_itl_ms\":null,\"tokens_per_second\":null,"
+								+ "\"num_preemptions\":0}},\"sequence_number\":2,\"type\":\"response.completed\"}\n\n"));
 		upstream.stream(steps);
 		Recording recording = post("/v1/responses", "{\"model\":\"m-engine-resp\",\"stream\":true,\"input\":\"hi\"}");
 		assertThat(recording.bytes()).isEqualTo(concat(steps));
 		assertReportedOnce("m-engine-resp", "responses", new EngineReport(1.5e-05, 40.0, 0.0, Double.NaN, 0));
 	}
 
-	/** One stream, completed (counted just after it was said to end), with the engine's report. */
+	/**
+	 * One stream, completed (counted just after it was said to end), with the engine's
+	 * report.
+	 */
 	private void assertReportedOnce(String model, String endpoint, EngineReport expected) {
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)

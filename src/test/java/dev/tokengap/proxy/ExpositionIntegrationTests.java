@@ -22,17 +22,17 @@ import dev.tokengap.testsupport.StreamingClient;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What Prometheus scrapes: valid exposition (checked by the real {@code promtool}), exactly the
- * profile's {@code le} edges as vLLM writes them, and nothing but health, prometheus, info and
- * spikes on the management port.
+ * What Prometheus scrapes: valid exposition (checked by the real {@code promtool}),
+ * exactly the profile's {@code le} edges as vLLM writes them, and nothing but health,
+ * prometheus, info and spikes on the management port.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.metrics.models=m-expo" })
 class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 
-	static final List<String> V1_TTFT = List.of("0.001", "0.005", "0.01", "0.02", "0.04", "0.06", "0.08", "0.1",
-			"0.25", "0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "20.0", "40.0", "80.0", "160.0", "640.0",
-			"2560.0", "+Inf");
+	static final List<String> V1_TTFT = List.of("0.001", "0.005", "0.01", "0.02", "0.04", "0.06", "0.08", "0.1", "0.25",
+			"0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "20.0", "40.0", "80.0", "160.0", "640.0", "2560.0",
+			"+Inf");
 
 	static final List<String> V1_ITL = List.of("0.01", "0.025", "0.05", "0.075", "0.1", "0.15", "0.2", "0.3", "0.4",
 			"0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "20.0", "40.0", "80.0", "+Inf");
@@ -44,7 +44,8 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 	@BeforeEach
 	void streamOnce() {
 		upstream.stream(Step.list(Step.of(0, ProxyStreamingIntegrationTests.prelude()),
-				Step.of(5, ProxyStreamingIntegrationTests.chunk("a")), Step.of(5, ProxyStreamingIntegrationTests.chunk("b")),
+				Step.of(5, ProxyStreamingIntegrationTests.chunk("a")),
+				Step.of(5, ProxyStreamingIntegrationTests.chunk("b")),
 				Step.of(0, ProxyStreamingIntegrationTests.done())));
 		StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"m-expo\",\"stream\":true}");
@@ -60,8 +61,8 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(metrics.les("tokengap_time_per_output_token_seconds", m)).containsExactlyElementsOf(V1_ITL);
 		assertThat(metrics.les("tokengap_stream_max_gap_seconds", m)).containsExactlyElementsOf(V1_ITL);
 		assertThat(metrics.les("tokengap_e2e_request_latency_seconds", m)).containsExactlyElementsOf(V1_REQUEST);
-		assertThat(metrics.les("tokengap_stream_jitter_ratio", m)).containsExactly("1.0", "1.25", "1.5", "2.0",
-				"3.0", "5.0", "10.0", "20.0", "50.0", "100.0", "+Inf");
+		assertThat(metrics.les("tokengap_stream_jitter_ratio", m)).containsExactly("1.0", "1.25", "1.5", "2.0", "3.0",
+				"5.0", "10.0", "20.0", "50.0", "100.0", "+Inf");
 		assertThat(numeric(metrics.les("tokengap_proxy_write_delay_seconds", m))).containsExactly(0.0001, 0.00025,
 				0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, Double.POSITIVE_INFINITY);
 	}
@@ -69,7 +70,8 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 	@Test
 	void scrapeIsAcceptedByPromtool() throws Exception {
 		String scrape = PrometheusText.scrape(this.managementPort).text();
-		// The whole scrape must parse; lint findings may only concern Micrometer's JVM series.
+		// The whole scrape must parse; lint findings may only concern Micrometer's JVM
+		// series.
 		Promtool.Result whole = Promtool.runWithInput(scrape, "check", "metrics");
 		assertThat(whole.exit()).as("promtool check metrics said:%n%s", whole.output()).isIn(0, 3);
 		assertThat(whole.output().lines().filter((line) -> line.startsWith("tokengap_"))).isEmpty();
@@ -89,14 +91,18 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + "/actuator")).build(),
 					HttpResponse.BodyHandlers.ofString());
 		assertThat(index.statusCode()).isEqualTo(200);
-		assertThat(tools.jackson.databind.json.JsonMapper.builder().build().readTree(index.body()).path("_links")
-			.propertyNames()).containsExactlyInAnyOrder("self", "health", "health-path", "prometheus", "info", "spikes");
+		assertThat(tools.jackson.databind.json.JsonMapper.builder()
+			.build()
+			.readTree(index.body())
+			.path("_links")
+			.propertyNames())
+			.containsExactlyInAnyOrder("self", "health", "health-path", "prometheus", "info", "spikes");
 		assertThat(get(this.managementPort, "/actuator/health")).isEqualTo(200);
 		assertThat(get(this.managementPort, "/actuator/info")).isEqualTo(200);
 		assertThat(get(this.managementPort, "/actuator/prometheus")).isEqualTo(200);
 		assertThat(get(this.managementPort, "/actuator/spikes")).isEqualTo(200);
-		for (String hidden : List.of("/actuator/env", "/actuator/heapdump", "/actuator/threaddump",
-				"/actuator/loggers", "/actuator/configprops", "/actuator/beans", "/actuator/metrics", "/actuator/shutdown",
+		for (String hidden : List.of("/actuator/env", "/actuator/heapdump", "/actuator/threaddump", "/actuator/loggers",
+				"/actuator/configprops", "/actuator/beans", "/actuator/metrics", "/actuator/shutdown",
 				"/actuator/mappings", "/actuator/conditions", "/actuator/scheduledtasks", "/actuator/caches",
 				"/actuator/startup", "/actuator/sbom", "/actuator/httpexchanges", "/actuator/logfile",
 				"/actuator/auditevents", "/actuator/env/java.home", "/actuator/loggers/ROOT")) {

@@ -29,8 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * On shutdown (what SIGTERM triggers) a stream in flight finishes, whole, within the drain time;
- * one that would outlast the drain is ended when it expires.
+ * On shutdown (what SIGTERM triggers) a stream in flight finishes, whole, within the
+ * drain time; one that would outlast the drain is ended when it expires.
  */
 class GracefulShutdownIntegrationTests {
 
@@ -38,13 +38,14 @@ class GracefulShutdownIntegrationTests {
 	void letsAStreamInFlightFinishOnShutdown() throws Exception {
 		ConfigurableApplicationContext context = SpringApplication.run(TokengapApplication.class, "--server.port=0",
 				"--management.server.port=0", "--tokengap.mode=demo", "--tokengap.demo.load=false",
-				"--tokengap.sim.step-fixed-cost=20ms",
-				"--tokengap.shutdown.drain-timeout=20s");
+				"--tokengap.sim.step-fixed-cost=20ms", "--tokengap.shutdown.drain-timeout=20s");
 		int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-		CompletableFuture<Recording> stream = CompletableFuture.supplyAsync(() -> StreamingClient
-			.record("http://127.0.0.1:" + port + "/v1/chat/completions", "{\"model\":\"sim-llama-3-8b\",\"stream\":true,"
-					+ "\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"));
-		// Let the stream start, then shut down while it is in flight (about 2 s of tokens left).
+		CompletableFuture<Recording> stream = CompletableFuture
+			.supplyAsync(() -> StreamingClient.record("http://127.0.0.1:" + port + "/v1/chat/completions",
+					"{\"model\":\"sim-llama-3-8b\",\"stream\":true,"
+							+ "\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"));
+		// Let the stream start, then shut down while it is in flight (about 2 s of tokens
+		// left).
 		await().atMost(Duration.ofSeconds(10))
 			.until(() -> context.getBean(dev.tokengap.sim.SimulatorServer.class).engine().running() == 1);
 		long closing = System.nanoTime();
@@ -67,14 +68,15 @@ class GracefulShutdownIntegrationTests {
 		try (ScriptedUpstream engine = ScriptedUpstream.start()) {
 			AtomicReference<CompletableFuture<Void>> engineConnectionClosed = scriptEndlessStream(engine);
 			HealthyStream.script(engine);
-			ConfigurableApplicationContext context = SpringApplication.run(TokengapApplication.class,
-					"--server.port=0", "--management.server.port=0", "--tokengap.upstream.url=" + engine.url(),
+			ConfigurableApplicationContext context = SpringApplication.run(TokengapApplication.class, "--server.port=0",
+					"--management.server.port=0", "--tokengap.upstream.url=" + engine.url(),
 					"--tokengap.backend.enabled=false", "--tokengap.metrics.models=m-endless,m-healthy",
 					"--tokengap.shutdown.drain-timeout=2s");
 			PrometheusRegistry registry = context.getBean(PrometheusRegistry.class);
 			int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-			CompletableFuture<Recording> endless = CompletableFuture.supplyAsync(() -> StreamingClient.record(
-					"http://127.0.0.1:" + port + "/v1/chat/completions", "{\"model\":\"m-endless\",\"stream\":true}"));
+			CompletableFuture<Recording> endless = CompletableFuture
+				.supplyAsync(() -> StreamingClient.record("http://127.0.0.1:" + port + "/v1/chat/completions",
+						"{\"model\":\"m-endless\",\"stream\":true}"));
 			await().atMost(Duration.ofSeconds(10)).until(() -> engineConnectionClosed.get() != null);
 			HealthyStream healthy = HealthyStream.start(port, "m-healthy");
 			await().atMost(Duration.ofSeconds(10)).until(() -> !engine.received(HealthyStream.PATH).isEmpty());

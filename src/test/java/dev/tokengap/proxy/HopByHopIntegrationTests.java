@@ -15,11 +15,11 @@ import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Hop-by-hop headers (RFC 9110 section 7.6.1: {@code Connection} and every header it names,
- * {@code Keep-Alive}, {@code Proxy-Connection}, {@code TE}, {@code Trailer},
- * {@code Transfer-Encoding}, {@code Upgrade}, plus the proxy's own {@code Proxy-Authorization}
- * and {@code Proxy-Authenticate}) stop at tokengap in both directions; end-to-end headers,
- * credentials for the engine included, pass unchanged.
+ * Hop-by-hop headers (RFC 9110 section 7.6.1: {@code Connection} and every header it
+ * names, {@code Keep-Alive}, {@code Proxy-Connection}, {@code TE}, {@code Trailer},
+ * {@code Transfer-Encoding}, {@code Upgrade}, plus the proxy's own
+ * {@code Proxy-Authorization} and {@code Proxy-Authenticate}) stop at tokengap in both
+ * directions; end-to-end headers, credentials for the engine included, pass unchanged.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo" })
@@ -34,14 +34,16 @@ class HopByHopIntegrationTests extends ScriptedUpstreamTests {
 	@Test
 	void stripsHopByHopRequestHeadersAndPassesCredentialsToTheEngineUnchanged() {
 		upstream.respond(200, "application/json", "{}");
-		RawHttpClient.Response response = RawHttpClient.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
-				+ "Connection: keep-alive, X-Secret-Hop\r\nConnection: x-other-hop\r\nKeep-Alive: timeout=5\r\n"
-				+ "Proxy-Connection: keep-alive\r\nTE: trailers\r\nTrailer: X-Checksum\r\nUpgrade: foo/1\r\n"
-				+ "Proxy-Authorization: Basic cHJveHk6c2VjcmV0\r\nX-Secret-Hop: for-tokengap-only\r\n"
-				+ "X-Other-Hop: also-for-tokengap\r\nAuthorization: Bearer sk-secret-hop-test\r\n"
-				+ "api-key: azure-style-key\r\nx-api-key: anthropic-style-key\r\nX-End-To-End: kept\r\n"
-				+ "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-				+ "2\r\n{}\r\n0\r\n\r\n", 1);
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port,
+				"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+						+ "Connection: keep-alive, X-Secret-Hop\r\nConnection: x-other-hop\r\nKeep-Alive: timeout=5\r\n"
+						+ "Proxy-Connection: keep-alive\r\nTE: trailers\r\nTrailer: X-Checksum\r\nUpgrade: foo/1\r\n"
+						+ "Proxy-Authorization: Basic cHJveHk6c2VjcmV0\r\nX-Secret-Hop: for-tokengap-only\r\n"
+						+ "X-Other-Hop: also-for-tokengap\r\nAuthorization: Bearer sk-secret-hop-test\r\n"
+						+ "api-key: azure-style-key\r\nx-api-key: anthropic-style-key\r\nX-End-To-End: kept\r\n"
+						+ "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+						+ "2\r\n{}\r\n0\r\n\r\n",
+				1);
 		assertThat(response.statuses()).containsExactly(200);
 		HttpHeaders received = upstream.received("/v1/chat/completions").get(0).headers();
 		for (String name : REQUEST_HOP_BY_HOP) {

@@ -12,9 +12,9 @@ import tools.jackson.core.ObjectReadContext;
 import tools.jackson.core.json.JsonFactory;
 
 /**
- * What a JSON parser reads of a request: Jackson's streaming parser over the root object's
- * members, as tokengap read bodies before its scanner. The oracle of {@link RequestFactsTests} and
- * the baseline of {@link RequestFactsBenchmark}.
+ * What a JSON parser reads of a request: Jackson's streaming parser over the root
+ * object's members, as tokengap read bodies before its scanner. The oracle of
+ * {@link RequestFactsTests} and the baseline of {@link RequestFactsBenchmark}.
  */
 final class JacksonFacts {
 
@@ -42,7 +42,8 @@ final class JacksonFacts {
 					default -> {
 					}
 				}
-				// (the parse before the scanner skipped nothing after "model" or "stream": an object
+				// (the parse before the scanner skipped nothing after "model" or
+				// "stream": an object
 				// there ended its read of the root early)
 				parser.skipChildren();
 			}

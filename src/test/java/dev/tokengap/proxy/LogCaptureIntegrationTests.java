@@ -25,9 +25,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Whatever happens to a request (answered, streamed with a spike, refused by the engine or by
- * tokengap, malformed), its prompt, its completion and the client's credentials never appear
- * in a log line at the default levels, in the exposition or in {@code /actuator/spikes}.
+ * Whatever happens to a request (answered, streamed with a spike, refused by the engine
+ * or by tokengap, malformed), its prompt, its completion and the client's credentials
+ * never appear in a log line at the default levels, in the exposition or in
+ * {@code /actuator/spikes}.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.metrics.models=m-log",
@@ -52,7 +53,8 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 		answerNonStreaming();
 		streamWithASpike("/v1/chat/completions");
 		streamWithASpike("/v1/completions");
-		upstream.respond(400, "application/json", "{\"error\":{\"message\":\"bad prompt " + PROMPT + "\",\"code\":400}}");
+		upstream.respond(400, "application/json",
+				"{\"error\":{\"message\":\"bad prompt " + PROMPT + "\",\"code\":400}}");
 		assertThat(post("/v1/chat/completions", chat(false)).statusCode()).isEqualTo(400);
 		assertThat(post("/v1/chat/completions", "{\"model\":\"m-log\",\"prompt\":\"" + PROMPT.repeat(200) + "\"}")
 			.statusCode()).isEqualTo(413);
@@ -66,7 +68,8 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 			assertThat(exposition).as("exposition").doesNotContain(secret);
 			assertThat(spikes).as("/actuator/spikes").doesNotContain(secret);
 		}
-		// The capture did see the exchanges: what is logged about them is there, without content.
+		// The capture did see the exchanges: what is logged about them is there, without
+		// content.
 		assertThat(output.getAll()).contains("answered 413", "answered 504", "Decoding failed", "spike request_id=");
 	}
 
@@ -90,21 +93,33 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(post(path, body).body()).contains(COMPLETION + "7", "[DONE]");
 	}
 
-	/** Requests tokengap or Reactor Netty refuse, carrying the prompt and the credentials. */
+	/**
+	 * Requests tokengap or Reactor Netty refuse, carrying the prompt and the credentials.
+	 */
 	private void refusedMalformed() {
-		String credentials = "Authorization: Bearer " + BEARER + "\r\nx-api-key: " + API_KEY + "\r\napi-key: "
-				+ API_KEY + "\r\n";
+		String credentials = "Authorization: Bearer " + BEARER + "\r\nx-api-key: " + API_KEY + "\r\napi-key: " + API_KEY
+				+ "\r\n";
 		String body = chat(false);
-		assertThat(RawHttpClient.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
-				+ "Transfer-Encoding: xchunked\r\n\r\n" + body).statuses()).containsExactly(400);
-		assertThat(RawHttpClient.exchange(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
-				+ "Transfer-Encoding: chunked\r\n\r\n" + Integer.toHexString(body.length()) + "\r\n" + body
-				+ "\r\nzz\r\n\r\n").statuses()).containsExactly(400);
-		// Some clients send the key in the query (?key=, as Gemini's OpenAI-compatible API takes it).
-		assertThat(RawHttpClient.exchange(this.port, "POST /v1/chat/completions?key=" + API_KEY + " HTTP/1.1\r\nHost: x\r\n"
-				+ credentials + "Content-Length: 1, 2\r\n\r\n" + body).statuses()).containsExactly(400);
-		assertThat(RawHttpClient.exchange(this.port, "GET @" + PROMPT + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-				+ credentials + "\r\n").statuses()).containsExactly(400);
+		assertThat(RawHttpClient
+			.exchange(this.port,
+					"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials
+							+ "Transfer-Encoding: xchunked\r\n\r\n" + body)
+			.statuses()).containsExactly(400);
+		assertThat(RawHttpClient.exchange(this.port,
+				"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credentials + "Transfer-Encoding: chunked\r\n\r\n"
+						+ Integer.toHexString(body.length()) + "\r\n" + body + "\r\nzz\r\n\r\n")
+			.statuses()).containsExactly(400);
+		// Some clients send the key in the query (?key=, as Gemini's OpenAI-compatible
+		// API takes it).
+		assertThat(RawHttpClient
+			.exchange(this.port,
+					"POST /v1/chat/completions?key=" + API_KEY + " HTTP/1.1\r\nHost: x\r\n" + credentials
+							+ "Content-Length: 1, 2\r\n\r\n" + body)
+			.statuses()).containsExactly(400);
+		assertThat(RawHttpClient
+			.exchange(this.port,
+					"GET @" + PROMPT + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + credentials + "\r\n")
+			.statuses()).containsExactly(400);
 	}
 
 	private String awaitSpikes() {
@@ -126,8 +141,8 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private static String chat(boolean stream) {
-		return "{\"model\":\"m-log\",\"stream\":" + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\""
-				+ PROMPT + "\"}]}";
+		return "{\"model\":\"m-log\",\"stream\":" + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + PROMPT
+				+ "\"}]}";
 	}
 
 	private static String completion(boolean stream) {

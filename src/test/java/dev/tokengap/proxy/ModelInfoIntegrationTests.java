@@ -15,8 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@code tokengap_model_info} joins tokengap's {@code model_name} (what clients asked for: an
- * alias, a LoRA adapter) to the name the engine labels its own series with.
+ * {@code tokengap_model_info} joins tokengap's {@code model_name} (what clients asked
+ * for: an alias, a LoRA adapter) to the name the engine labels its own series with.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
@@ -41,16 +41,16 @@ class ModelInfoIntegrationTests {
 		assertThat(metrics.value("tokengap_model_info", "model_name", "llama-alias", "engine_model_name",
 				"sim-llama-3-8b"))
 			.isEqualTo(1);
-		assertThat(metrics.value("tokengap_model_info", "model_name", "sql-lora", "engine_model_name",
-				"sim-llama-3-8b"))
+		assertThat(
+				metrics.value("tokengap_model_info", "model_name", "sql-lora", "engine_model_name", "sim-llama-3-8b"))
 			.isEqualTo(1);
 		assertThat(metrics.matching("tokengap_model_info")).as("max-models caps it too").hasSize(3);
 	}
 
 	@Test
 	void aStreamForAnAdapterCarriesTheAdaptersNameWhichTheInfoJoinsToTheEngines() {
-		StreamingClient.Recording recording = StreamingClient.record("http://127.0.0.1:" + this.port
-				+ "/v1/chat/completions",
+		StreamingClient.Recording recording = StreamingClient.record(
+				"http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"sql-lora\",\"stream\":true,\"max_tokens\":8,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
 		assertThat(recording.status()).isEqualTo(200);
 		assertThat(recording.text()).endsWith("data: [DONE]\n\n");

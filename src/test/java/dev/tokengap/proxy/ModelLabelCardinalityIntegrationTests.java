@@ -30,8 +30,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Clients choose the {@code model} string: 10,000 distinct values over HTTP leave at most
  * {@code tokengap.metrics.max-models} {@code model_name} values (plus {@code other} and
- * {@code unknown}), and model names full of quotes, backslashes, newlines, braces and unicode
- * never break the exposition (checked by the real {@code promtool} and parsed back).
+ * {@code unknown}), and model names full of quotes, backslashes, newlines, braces and
+ * unicode never break the exposition (checked by the real {@code promtool} and parsed
+ * back).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.metrics.max-models=8" })
@@ -39,7 +40,10 @@ class ModelLabelCardinalityIntegrationTests extends ScriptedUpstreamTests {
 
 	static final int MAX_MODELS = 8;
 
-	/** Configured, so admitted as labels: the worst an operator (or a served model list) could let in. */
+	/**
+	 * Configured, so admitted as labels: the worst an operator (or a served model list)
+	 * could let in.
+	 */
 	static final List<String> HOSTILE = List.of("q\"uote", "back\\slash\\", "new\nline", "brace}{,=\"x\"",
 			"unicode-模型-😀-\u00e9", "tab\tand\rcarriage", "# HELP fake", "a\\\"b\\n");
 
@@ -82,7 +86,10 @@ class ModelLabelCardinalityIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(check.output().lines().filter((line) -> line.contains("tokengap_"))).isEmpty();
 	}
 
-	/** POSTs one chat request per model, {@code concurrency} at a time on pooled connections; returns the 200s. */
+	/**
+	 * POSTs one chat request per model, {@code concurrency} at a time on pooled
+	 * connections; returns the 200s.
+	 */
 	private long post(List<String> models, int concurrency) {
 		ConnectionProvider pool = ConnectionProvider.create("cardinality", concurrency);
 		try {
@@ -90,10 +97,12 @@ class ModelLabelCardinalityIntegrationTests extends ScriptedUpstreamTests {
 				.baseUrl("http://127.0.0.1:" + this.port)
 				.headers((h) -> h.set(HttpHeaderNames.CONTENT_TYPE, "application/json"));
 			return Flux.fromIterable(models)
-				.flatMap((model) -> client.post()
-					.uri("/v1/chat/completions")
-					.send(ByteBufFlux.fromString(Mono.just(JSON.writeValueAsString(Map.of("model", model)))))
-					.responseSingle((response, body) -> body.then(Mono.just(response.status().code()))), concurrency)
+				.flatMap(
+						(model) -> client.post()
+							.uri("/v1/chat/completions")
+							.send(ByteBufFlux.fromString(Mono.just(JSON.writeValueAsString(Map.of("model", model)))))
+							.responseSingle((response, body) -> body.then(Mono.just(response.status().code()))),
+						concurrency)
 				.filter((status) -> status == 200)
 				.count()
 				.block(Duration.ofMinutes(3));

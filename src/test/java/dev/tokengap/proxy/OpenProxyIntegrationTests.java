@@ -16,10 +16,10 @@ import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * tokengap is no open proxy: whatever host a request names (absolute-form target, {@code Host},
- * {@code X-Forwarded-Host}, a path that looks like an authority), it reaches only the configured
- * engine. The "foreign" host is a second scripted upstream on loopback that must receive
- * nothing.
+ * tokengap is no open proxy: whatever host a request names (absolute-form target,
+ * {@code Host}, {@code X-Forwarded-Host}, a path that looks like an authority), it
+ * reaches only the configured engine. The "foreign" host is a second scripted upstream on
+ * loopback that must receive nothing.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo" })
@@ -84,8 +84,8 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "GET @127.0.0.1:FOREIGN/x", "GET :FOREIGN/x", "GET .localhost/x", "GET x",
-			"OPTIONS *", "CONNECT 127.0.0.1:FOREIGN" })
+	@ValueSource(strings = { "GET @127.0.0.1:FOREIGN/x", "GET :FOREIGN/x", "GET .localhost/x", "GET x", "OPTIONS *",
+			"CONNECT 127.0.0.1:FOREIGN" })
 	void refusesTargetsThatAreNeitherPathsNorAbsoluteUrlsWith400(String line) {
 		String requestLine = line.replace("FOREIGN", Integer.toString(foreign.port()));
 		RawHttpClient.Response response = send(requestLine + " HTTP/1.1\r\nHost: " + this.foreignHost + "\r\n");

@@ -17,8 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Errors before the response is committed: the engine's own errors pass through untouched;
- * tokengap's are OpenAI-style JSON with the right status.
+ * Errors before the response is committed: the engine's own errors pass through
+ * untouched; tokengap's are OpenAI-style JSON with the right status.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.upstream.response-timeout=500ms",
@@ -34,8 +34,8 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.status()).isEqualTo(400);
 		assertThat(recording.text()).isEqualTo(body);
 		assertThat(recording.headers().get("content-type")).isEqualTo("application/json");
-		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", "model_name", "m-err",
-				"status", "400")).isEqualTo(1);
+		assertThat(PrometheusText.scrape(this.managementPort)
+			.value("tokengap_requests_total", "model_name", "m-err", "status", "400")).isEqualTo(1);
 	}
 
 	@Test
@@ -46,8 +46,8 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		Recording recording = post("{\"model\":\"nope\",\"messages\":[]}");
 		assertThat(recording.status()).isEqualTo(404);
 		assertThat(recording.text()).isEqualTo(body);
-		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", "model_name", "other",
-				"status", "404")).isEqualTo(1);
+		assertThat(PrometheusText.scrape(this.managementPort)
+			.value("tokengap_requests_total", "model_name", "other", "status", "404")).isEqualTo(1);
 	}
 
 	@Test
@@ -58,7 +58,8 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.headers().get("content-type")).isEqualTo("application/json");
 		assertThat(recording.text()).startsWith("{\"error\":{\"message\":\"The engine sent no response headers within")
 			.contains("\"type\":\"GatewayTimeoutError\"", "\"code\":504");
-		// It asked to stream: tokengap's own 504 is a stream that timed out (contract v2).
+		// It asked to stream: tokengap's own 504 is a stream that timed out (contract
+		// v2).
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_streams_total", "model_name", "m-err", "outcome", "upstream_timeout")).isEqualTo(1));

@@ -18,10 +18,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A failure inside tokengap itself, after the request body was read: an OpenAI-style 500, the
- * request counted, nothing leaked (the body is released although forwarding never began, and an
- * exception without a message still makes a body). The leak check runs at paranoid for every
- * test class.
+ * A failure inside tokengap itself, after the request body was read: an OpenAI-style 500,
+ * the request counted, nothing leaked (the body is released although forwarding never
+ * began, and an exception without a message still makes a body). The leak check runs at
+ * paranoid for every test class.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.metrics.max-models=19" })
@@ -39,7 +39,8 @@ class ProxyFailureIntegrationTests extends ScriptedUpstreamTests {
 	@Test
 	void aFailureBeforeForwardingIsAnswered500WithoutLeakingTheBody() {
 		upstream.respond(200, "application/json", "{}");
-		// A bug's usual shape: an exception without a message, thrown while the request is routed.
+		// A bug's usual shape: an exception without a message, thrown while the request
+		// is routed.
 		this.labels.onUnlisted(() -> {
 			throw new IllegalStateException();
 		});
@@ -54,7 +55,8 @@ class ProxyFailureIntegrationTests extends ScriptedUpstreamTests {
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
 			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 			assertThat(metrics.value("tokengap_requests_total", "status", "500")).isEqualTo(20);
-			// Each asked to stream and failed inside tokengap: a stream, with the outcome of its 500.
+			// Each asked to stream and failed inside tokengap: a stream, with the outcome
+			// of its 500.
 			assertThat(metrics.value("tokengap_streams_total", "outcome", "upstream_error")).isEqualTo(20);
 		});
 	}

@@ -23,7 +23,8 @@ import dev.tokengap.testsupport.StreamingClient.Recording;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Byte-exact passthrough of recorded vLLM-style transcripts, however the upstream splits them.
+ * Byte-exact passthrough of recorded vLLM-style transcripts, however the upstream splits
+ * them.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo" })

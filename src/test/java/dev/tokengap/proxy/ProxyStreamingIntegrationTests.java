@@ -19,12 +19,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /**
- * The running application in front of a scripted upstream over real HTTP: no buffering, timing
- * at the client write, and the exact bucket counts the contract defines.
+ * The running application in front of a scripted upstream over real HTTP: no buffering,
+ * timing at the client write, and the exact bucket counts the contract defines.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo",
-				"tokengap.metrics.models=m-flush,m-big,m-gaps,m-smooth,m-ttft,m-usage,m-nousage" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "management.server.port=0",
+		"tokengap.mode=demo", "tokengap.metrics.models=m-flush,m-big,m-gaps,m-smooth,m-ttft,m-usage,m-nousage" })
 class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
@@ -50,7 +49,10 @@ class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 			.isGreaterThan(Duration.ofMillis(900));
 	}
 
-	/** Streams the same event a few times untimed: the claim is about the path, not the JIT. */
+	/**
+	 * Streams the same event a few times untimed: the claim is about the path, not the
+	 * JIT.
+	 */
 	private void warmUp(String event) {
 		upstream.stream(Step.list(Step.of(0, event), Step.of(0, done())));
 		for (int i = 0; i < 3; i++) {
@@ -125,10 +127,8 @@ class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 		PrometheusText metrics = scrape();
 		String[] m = { "model_name", "m-usage", "endpoint", "chat_completions" };
 		// 240 ms over 20 - 1 tokens = 12.6 ms
-		assertThat(metrics.value("tokengap_time_per_output_token_seconds_sum", m)).isCloseTo(0.24 / 19,
-				within(0.004));
-		assertThat(metrics.value("tokengap_time_per_output_token_seconds_bucket", with(m, "le", "0.025")))
-			.isEqualTo(1);
+		assertThat(metrics.value("tokengap_time_per_output_token_seconds_sum", m)).isCloseTo(0.24 / 19, within(0.004));
+		assertThat(metrics.value("tokengap_time_per_output_token_seconds_bucket", with(m, "le", "0.025"))).isEqualTo(1);
 	}
 
 	@Test
@@ -140,8 +140,7 @@ class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 		// 240 ms over 5 - 1 events = 60 ms
 		assertThat(metrics.value("tokengap_time_per_output_token_seconds_sum", m)).isCloseTo(0.06, within(0.01));
 		assertThat(metrics.value("tokengap_time_per_output_token_seconds_bucket", with(m, "le", "0.05"))).isZero();
-		assertThat(metrics.value("tokengap_time_per_output_token_seconds_bucket", with(m, "le", "0.075")))
-			.isEqualTo(1);
+		assertThat(metrics.value("tokengap_time_per_output_token_seconds_bucket", with(m, "le", "0.075"))).isEqualTo(1);
 	}
 
 	private static List<Step> fiveTokensSixtyMillisApart(boolean usage) {

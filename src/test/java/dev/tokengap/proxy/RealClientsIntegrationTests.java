@@ -30,12 +30,11 @@ import static org.awaitility.Awaitility.await;
 /**
  * The vendors' own Java clients against tokengap in demo mode (its in-process simulator
  * behind the proxy, over real HTTP): OpenAI's for a Responses stream, Anthropic's for a
- * Messages stream. Each event is validated by the SDK, so a field the SDK requires and the
- * simulator leaves out fails here.
+ * Messages stream. Each event is validated by the SDK, so a field the SDK requires and
+ * the simulator leaves out fails here.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
-				"tokengap.sim.step-fixed-cost=5ms" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "management.server.port=0",
+		"tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
 class RealClientsIntegrationTests {
 
 	private static final String MODEL = "sim-llama-3-8b";
@@ -164,9 +163,10 @@ class RealClientsIntegrationTests {
 	}
 
 	/**
-	 * The stream the client just read is in tokengap's exposition: one TTFT, one ITL sample per
-	 * token after the first (the simulator sends one token per event), one completed stream, and
-	 * nothing else counted for the endpoint (the non-streamed call is a request, not a stream).
+	 * The stream the client just read is in tokengap's exposition: one TTFT, one ITL
+	 * sample per token after the first (the simulator sends one token per event), one
+	 * completed stream, and nothing else counted for the endpoint (the non-streamed call
+	 * is a request, not a stream).
 	 */
 	private void assertOneCompletedStream(String endpoint, StreamCounts before, int tokens) {
 		await().atMost(Duration.ofSeconds(5))
@@ -182,7 +182,8 @@ class RealClientsIntegrationTests {
 		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		String[] e = { "model_name", MODEL, "endpoint", endpoint };
 		return new StreamCounts(metrics.value("tokengap_streams_total", e),
-				metrics.value("tokengap_streams_total", "model_name", MODEL, "endpoint", endpoint, "outcome", "completed"),
+				metrics.value("tokengap_streams_total", "model_name", MODEL, "endpoint", endpoint, "outcome",
+						"completed"),
 				metrics.value("tokengap_time_to_first_token_seconds_count", e),
 				metrics.value("tokengap_inter_token_latency_seconds_count", e),
 				metrics.value("tokengap_requests_total", e));

@@ -19,10 +19,11 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Cost of learning a request's model and stream flag on the event loop: the scanner tokengap uses
- * against the Jackson streaming parse it replaced ({@link RequestFactsTests#jackson}), over a chat
- * request whose one user message is {@code promptBytes} long, in a pooled direct buffer as the
- * proxy holds it. One op = one request.
+ * Cost of learning a request's model and stream flag on the event loop: the scanner
+ * tokengap uses against the Jackson streaming parse it replaced
+ * ({@link RequestFactsTests#jackson}), over a chat request whose one user message is
+ * {@code promptBytes} long, in a pooled direct buffer as the proxy holds it. One op = one
+ * request.
  *
  * <pre>
  * java -cp target/test-classes:target/classes:$(cat target/test-classpath.txt) org.openjdk.jmh.Main \
@@ -37,7 +38,10 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 public class RequestFactsBenchmark {
 
-	/** 200 bytes: a short chat turn; 1 MiB and 16 MiB (tokengap's default limit): long contexts. */
+	/**
+	 * 200 bytes: a short chat turn; 1 MiB and 16 MiB (tokengap's default limit): long
+	 * contexts.
+	 */
 	@Param({ "200", "1048576", "16777216" })
 	public int promptBytes;
 

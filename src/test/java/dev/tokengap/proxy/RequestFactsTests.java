@@ -12,36 +12,29 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The request scanner against a real JSON parser: on every well-formed body both must find the
- * same model, stream flag and include_usage, whatever else the body holds and however its bytes
- * are split into buffers.
+ * The request scanner against a real JSON parser: on every well-formed body both must
+ * find the same model, stream flag and include_usage, whatever else the body holds and
+ * however its bytes are split into buffers.
  */
 class RequestFactsTests {
 
-	private static final List<String> BODIES = List.of(
-			"{\"model\":\"m\",\"stream\":true}",
+	private static final List<String> BODIES = List.of("{\"model\":\"m\",\"stream\":true}",
 			"{\"messages\":[{\"role\":\"user\",\"content\":\"hi \\\"there\\\" {[}]\"}],\"model\":\"meta-llama/Llama-3.1-8B\",\"stream\":true,\"stream_options\":{\"include_usage\":true}}",
 			" \n{ \"stream\" : false , \"model\" : \"a\\u00e9\\n\\\\b\" }\n",
-			"{\"model\":\"\\ud83d\\ude00 emoji\",\"stream\":true}",
-			"{\"model\":\"Qwen/Qwen3-8B\",\"stream\":\"true\"}",
-			"{\"model\":null,\"stream\":1}",
-			"{\"model\":42,\"stream\":true,\"stream_options\":null}",
+			"{\"model\":\"\\ud83d\\ude00 emoji\",\"stream\":true}", "{\"model\":\"Qwen/Qwen3-8B\",\"stream\":\"true\"}",
+			"{\"model\":null,\"stream\":1}", "{\"model\":42,\"stream\":true,\"stream_options\":null}",
 			"{\"model\":{\"nested\":\"x\"},\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":true,\"include_usage\":false}}",
 			"{\"stream_options\":{\"include_usage\":true,\"x\":[1,2,{\"a\":\"]\"}]},\"stream\":true}",
 			"{\"model\":\"first\",\"model\":\"second\",\"stream\":true,\"stream\":false}",
 			"{\"temperature\":0.7,\"top_p\":1e-3,\"max_tokens\":-12,\"logit_bias\":{},\"stop\":[],\"model\":\"m\",\"stream\":true}",
 			"{\"prompt\":\"\\\\\",\"model\":\"ends with backslash\\\\\",\"stream\":true}",
-			"{\"model\":\"日本語モデル\",\"input\":\"text\",\"stream\":true}",
-			"{}",
-			"[]",
-			"[{\"model\":\"in an array\"}]",
-			"\"a string\"",
-			"42",
-			"null");
+			"{\"model\":\"日本語モデル\",\"input\":\"text\",\"stream\":true}", "{}", "[]", "[{\"model\":\"in an array\"}]",
+			"\"a string\"", "42", "null");
 
-	private static final List<String> MALFORMED = List.of("", "   ", "{", "{\"model\"", "{\"model\":", "{\"model\":\"unterminated",
-			"{\"model\" \"m\"}", "{\"stream\":true,}", "{\"stream\":}", "{\"messages\":[{\"a\":1}", "{model:\"m\"}",
-			"{\"model\":\"bad escape \\q\"}", "{\"model\":\"short \\u12\"}", "not json at all");
+	private static final List<String> MALFORMED = List.of("", "   ", "{", "{\"model\"", "{\"model\":",
+			"{\"model\":\"unterminated", "{\"model\" \"m\"}", "{\"stream\":true,}", "{\"stream\":}",
+			"{\"messages\":[{\"a\":1}", "{model:\"m\"}", "{\"model\":\"bad escape \\q\"}",
+			"{\"model\":\"short \\u12\"}", "not json at all");
 
 	@Test
 	void findsWhatAJsonParserFinds() {
@@ -93,8 +86,8 @@ class RequestFactsTests {
 		while (prompt.length() < 4 << 20) {
 			prompt.append("Tell me about \\\"caching\\\" {and [brackets]} in strings. ");
 		}
-		String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}],\"model\":\"big\",\"stream\":true,"
-				+ "\"stream_options\":{\"include_usage\":true}}";
+		String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt
+				+ "\"}],\"model\":\"big\",\"stream\":true," + "\"stream_options\":{\"include_usage\":true}}";
 		assertThat(RequestFacts.of(buf(body))).isEqualTo(new RequestFacts("big", true, true));
 	}
 
@@ -140,7 +133,10 @@ class RequestFactsTests {
 				int n = random.nextInt(4);
 				for (int i = 0; i < n; i++) {
 					String key = (random.nextBoolean()) ? "include_usage" : "model";
-					object.append((i > 0) ? "," : "").append('"').append(key).append("\":")
+					object.append((i > 0) ? "," : "")
+						.append('"')
+						.append(key)
+						.append("\":")
 						.append(randomValue(random, depth + 1));
 				}
 				yield object.append('}').toString();
@@ -149,7 +145,8 @@ class RequestFactsTests {
 	}
 
 	private static String randomString(Random random) {
-		String[] pieces = { "a", "Z", " ", "{", "}", "[", "]", ",", ":", "\\\"", "\\\\", "\\n", "\\u00e9", "é", "模型", "/" };
+		String[] pieces = { "a", "Z", " ", "{", "}", "[", "]", ",", ":", "\\\"", "\\\\", "\\n", "\\u00e9", "é", "模型",
+				"/" };
 		StringBuilder text = new StringBuilder();
 		int n = random.nextInt(8);
 		for (int i = 0; i < n; i++) {

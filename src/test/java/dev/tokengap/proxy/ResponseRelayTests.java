@@ -30,10 +30,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The relay on an embedded client channel whose pipeline can fail a write the way no socket
- * does: a failure that is not I/O must end the stream, not let the relay time events that never
- * reached the client. And what the relay hands the recorder besides timings: the engine's own
- * report, once the event that carried it has been written.
+ * The relay on an embedded client channel whose pipeline can fail a write the way no
+ * socket does: a failure that is not I/O must end the stream, not let the relay time
+ * events that never reached the client. And what the relay hands the recorder besides
+ * timings: the engine's own report, once the event that carried it has been written.
  */
 class ResponseRelayTests {
 
@@ -50,10 +50,9 @@ class ResponseRelayTests {
 		recorder.streamStarted();
 		List<ByteBuf> events = List.of(event("one"), event("two"), event("three"));
 		try {
-			StepVerifier
-				.create(ResponseRelay.relay(Flux.fromIterable(events), client, recorder, true, NanoClock.SYSTEM,
-						Duration.ofSeconds(60).toNanos(), () -> {
-						}))
+			StepVerifier.create(ResponseRelay.relay(Flux.fromIterable(events), client, recorder, true, NanoClock.SYSTEM,
+					Duration.ofSeconds(60).toNanos(), () -> {
+					}))
 				.expectComplete()
 				.verify(Duration.ofSeconds(5));
 			assertThat(recorder.timer().contentEvents()).as("only the event that reached the client").isEqualTo(1);
@@ -78,13 +77,12 @@ class ResponseRelayTests {
 		ExchangeRecorder recorder = new ExchangeRecorder(this.meters, System.nanoTime());
 		recorder.route("m", Endpoint.CHAT_COMPLETIONS);
 		recorder.streamStarted();
-		List<ByteBuf> events = List.of(event("one"), event("two"), Unpooled.copiedBuffer("data: [DONE]\n\n",
-				StandardCharsets.UTF_8));
+		List<ByteBuf> events = List.of(event("one"), event("two"),
+				Unpooled.copiedBuffer("data: [DONE]\n\n", StandardCharsets.UTF_8));
 		try {
-			StepVerifier
-				.create(ResponseRelay.relay(Flux.fromIterable(events), client, recorder, true, NanoClock.SYSTEM,
-						Duration.ofSeconds(60).toNanos(), () -> {
-						}))
+			StepVerifier.create(ResponseRelay.relay(Flux.fromIterable(events), client, recorder, true, NanoClock.SYSTEM,
+					Duration.ofSeconds(60).toNanos(), () -> {
+					}))
 				.expectComplete()
 				.verify(Duration.ofSeconds(5));
 			assertThat(recorder.timer().contentEvents()).isEqualTo(2);
@@ -97,11 +95,11 @@ class ResponseRelayTests {
 	}
 
 	/**
-	 * vLLM's final usage chunk with {@code --enable-per-request-metrics}, split inside its metrics
-	 * object across two upstream buffers, then a later event with other metrics (no engine sends
-	 * two; the first is the stream's) and {@code [DONE]}, each in a buffer of its own: the report
-	 * must reach the recorder after the usage chunk's last byte was written and before the next
-	 * buffer's write starts.
+	 * vLLM's final usage chunk with {@code --enable-per-request-metrics}, split inside
+	 * its metrics object across two upstream buffers, then a later event with other
+	 * metrics (no engine sends two; the first is the stream's) and {@code [DONE]}, each
+	 * in a buffer of its own: the report must reach the recorder after the usage chunk's
+	 * last byte was written and before the next buffer's write starts.
 	 */
 	@Test
 	void handsTheEnginesReportToTheRecorderOnceTheEventCarryingItIsWritten() {
@@ -158,10 +156,9 @@ class ResponseRelayTests {
 	}
 
 	private static void relay(EmbeddedChannel client, ExchangeRecorder recorder, List<ByteBuf> events) {
-		StepVerifier
-			.create(ResponseRelay.relay(Flux.fromIterable(events), client, recorder, true, NanoClock.SYSTEM,
-					Duration.ofSeconds(60).toNanos(), () -> {
-					}))
+		StepVerifier.create(ResponseRelay.relay(Flux.fromIterable(events), client, recorder, true, NanoClock.SYSTEM,
+				Duration.ofSeconds(60).toNanos(), () -> {
+				}))
 			.expectComplete()
 			.verify(Duration.ofSeconds(5));
 		assertThat(client.isOpen()).isTrue();
@@ -193,7 +190,9 @@ class ResponseRelayTests {
 		return Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
 	}
 
-	/** Notes, as each buffer's write starts, the engine report the recorder has by then. */
+	/**
+	 * Notes, as each buffer's write starts, the engine report the recorder has by then.
+	 */
 	private static final class ReportAtEachWrite extends ChannelOutboundHandlerAdapter {
 
 		private final ExchangeRecorder recorder;

@@ -20,8 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@code tokengap.proxy.send-timeout}: a client that stops reading cannot hold the engine (and
- * its KV cache) without bound, while a client that reads slowly keeps its stream.
+ * {@code tokengap.proxy.send-timeout}: a client that stops reading cannot hold the engine
+ * (and its KV cache) without bound, while a client that reads slowly keeps its stream.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.proxy.send-timeout=2s",
@@ -45,8 +45,9 @@ class SendTimeoutIntegrationTests extends ScriptedUpstreamTests {
 		Duration held = Duration.ofNanos(System.nanoTime() - stoppedAt);
 		assertThat(held).as("engine request held after the client stopped").isLessThan(Duration.ofSeconds(8));
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(metrics().value("tokengap_streams_total", "model_name", "m-stopped",
-					"outcome", "client_cancelled")).isEqualTo(1));
+			.untilAsserted(() -> assertThat(
+					metrics().value("tokengap_streams_total", "model_name", "m-stopped", "outcome", "client_cancelled"))
+				.isEqualTo(1));
 		assertThat(metrics().value("tokengap_inflight_streams", "model_name", "m-stopped")).isZero();
 		assertThat(metrics().value("tokengap_streams_total", "model_name", "m-stopped")).isEqualTo(1);
 	}
@@ -61,8 +62,10 @@ class SendTimeoutIntegrationTests extends ScriptedUpstreamTests {
 			client.readUntil("data: ", Duration.ofSeconds(5));
 			long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
 			while (System.nanoTime() < until) {
-				// 8 KB every 100 ms: far slower than the engine, but the socket takes bytes every
-				// few hundred milliseconds once the kernel's buffers drain, never silent for 2 s.
+				// 8 KB every 100 ms: far slower than the engine, but the socket takes
+				// bytes every
+				// few hundred milliseconds once the kernel's buffers drain, never silent
+				// for 2 s.
 				assertThat(client.readWithin(Duration.ofMillis(50))).isNotNegative();
 				Thread.sleep(100);
 			}
@@ -71,8 +74,9 @@ class SendTimeoutIntegrationTests extends ScriptedUpstreamTests {
 			assertThat(body).hasSizeGreaterThan((int) BODY - 16 * 1024);
 		}
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(metrics().value("tokengap_streams_total", "model_name", "m-slow-reader",
-					"outcome", "completed")).isEqualTo(1));
+			.untilAsserted(() -> assertThat(
+					metrics().value("tokengap_streams_total", "model_name", "m-slow-reader", "outcome", "completed"))
+				.isEqualTo(1));
 	}
 
 	private static void script(AtomicReference<CompletableFuture<Void>> engineClosed, AtomicLong written) {

@@ -27,10 +27,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Demo mode (no upstream URL): tokengap in front of its in-process simulator, over real HTTP.
+ * Demo mode (no upstream URL): tokengap in front of its in-process simulator, over real
+ * HTTP.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "management.server.port=0",
+		"tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.sim.step-fixed-cost=5ms" })
 class SimulatorProxyIntegrationTests {
 
 	@LocalServerPort
@@ -44,7 +45,8 @@ class SimulatorProxyIntegrationTests {
 
 	@Test
 	void clientCancelAbortsTheEngineRequestWithin100Milliseconds() {
-		// The first cancels run while the JIT still compiles the whole path on this 2-core
+		// The first cancels run while the JIT still compiles the whole path on this
+		// 2-core
 		// machine; the claim is about the path itself, so it is checked once warm.
 		for (int warmup = 0; warmup < 2; warmup++) {
 			cancelMidStreamAndTimeTheAbort();
@@ -77,7 +79,10 @@ class SimulatorProxyIntegrationTests {
 		return abort;
 	}
 
-	/** Polls the engine's running count every 50 us (Awaitility's executor is too coarse here). */
+	/**
+	 * Polls the engine's running count every 50 us (Awaitility's executor is too coarse
+	 * here).
+	 */
 	private long nanosUntilEngineIdle(Duration timeout) {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		while (this.simulator.engine().running() != 0) {

@@ -15,8 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A client that never finishes its request (slow-loris) is disconnected after
  * {@code tokengap.proxy.request-timeout}.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.proxy.request-timeout=1s" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "management.server.port=0",
+		"tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.proxy.request-timeout=1s" })
 class SlowClientIntegrationTests {
 
 	@LocalServerPort

@@ -18,16 +18,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The engine's per-request figures correct a spike over real HTTP: a chat stream whose events
- * are 20 ms apart except one 700 ms pause that shifts everything after it (the engine had
- * finished that token on time: its decode time, as it reports it in the final usage chunk,
- * leaves the pause out). The engine's {@code /metrics} cannot be read here, so the spike is
- * {@code unknown} when judged; once the stream ends the report makes it {@code engine_other},
- * scope {@code after_engine}, and that is the cause it is counted under.
+ * The engine's per-request figures correct a spike over real HTTP: a chat stream whose
+ * events are 20 ms apart except one 700 ms pause that shifts everything after it (the
+ * engine had finished that token on time: its decode time, as it reports it in the final
+ * usage chunk, leaves the pause out). The engine's {@code /metrics} cannot be read here,
+ * so the spike is {@code unknown} when judged; once the stream ends the report makes it
+ * {@code engine_other}, scope {@code after_engine}, and that is the cause it is counted
+ * under.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
-				"tokengap.metrics.models=m-corrected" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "management.server.port=0",
+		"tokengap.mode=demo", "tokengap.demo.load=false", "tokengap.metrics.models=m-corrected" })
 class SpikeCorrectionIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
@@ -37,7 +37,8 @@ class SpikeCorrectionIntegrationTests extends ScriptedUpstreamTests {
 		for (int i = 0; i < 40; i++) {
 			steps.add(Step.of((i == 25) ? 700 : (i == 0) ? 0 : 20, chat("\"content\":\"t" + i + "\"")));
 		}
-		// 39 gaps of 20 ms inside the engine: 780 ms; tokengap receives them over 1,460 ms.
+		// 39 gaps of 20 ms inside the engine: 780 ms; tokengap receives them over 1,460
+		// ms.
 		steps.add(Step.of(20, "data: {\"id\":\"chatcmpl-c\",\"object\":\"chat.completion.chunk\",\"created\":1,"
 				+ "\"model\":\"m-corrected\",\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":40,"
 				+ "\"total_tokens\":44},\"metrics\":{\"time_to_first_token_ms\":30.5,\"generation_time_ms\":780.0,"
@@ -57,8 +58,7 @@ class SpikeCorrectionIntegrationTests extends ScriptedUpstreamTests {
 			.allSatisfy((sample) -> assertThat(sample.value()).isZero());
 		String spikes = PrometheusText.get(this.managementPort, "/actuator/spikes");
 		assertThat(spikes).contains("\"tokenIndex\":25", "\"cause\":\"engine_other\"",
-				"\"causes\":[\"engine_other\",\"unknown\"]", "\"scope\":\"after_engine\"",
-				"\"generationMs\":780.0");
+				"\"causes\":[\"engine_other\",\"unknown\"]", "\"scope\":\"after_engine\"", "\"generationMs\":780.0");
 	}
 
 	private static String chat(String delta) {

@@ -26,12 +26,12 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Every stream shape of the metrics contract through the running application, against a
- * scripted upstream that speaks vLLM's wire formats: each stream is timed from its own content
- * events and gets its one true outcome.
+ * scripted upstream that speaks vLLM's wire formats: each stream is timed from its own
+ * content events and gets its one true outcome.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo",
-				"tokengap.metrics.models=m-resp,m-msg,m-err,m-pre,m-n2,m-503,m-404,m-replay,m-audio,m-resp-fail,m-long" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "management.server.port=0",
+		"tokengap.mode=demo",
+		"tokengap.metrics.models=m-resp,m-msg,m-err,m-pre,m-n2,m-503,m-404,m-replay,m-audio,m-resp-fail,m-long" })
 class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 
 	private static final int TOKENS = 20;
@@ -59,8 +59,8 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	/**
-	 * TTFT is measured past the events sent before the engine ran, one ITL sample per delta, the
-	 * 1.2 s stall counted, the stream not smooth.
+	 * TTFT is measured past the events sent before the engine ran, one ITL sample per
+	 * delta, the 1.2 s stall counted, the stream not smooth.
 	 */
 	private void assertStalledStream(String model, String endpoint) {
 		String[] m = { "model_name", model, "endpoint", endpoint };
@@ -110,9 +110,9 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	/**
-	 * A long context (over {@link ProxyExchange#OFF_LOOP_BODY_BYTES}, its facts read off the event
-	 * loop): the body reaches the engine byte for byte, and its model and stream flag, after the
-	 * prompt, still make it a timed stream under its model.
+	 * A long context (over {@link ProxyExchange#OFF_LOOP_BODY_BYTES}, its facts read off
+	 * the event loop): the body reaches the engine byte for byte, and its model and
+	 * stream flag, after the prompt, still make it a timed stream under its model.
 	 */
 	@Test
 	void aLongContextIsForwardedWhole() {
@@ -133,8 +133,8 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	/**
-	 * vLLM interleaves one chunk per choice: each choice has its own clock, so no gap is the
-	 * microseconds between two choices' chunks, and each choice's stall is counted.
+	 * vLLM interleaves one chunk per choice: each choice has its own clock, so no gap is
+	 * the microseconds between two choices' chunks, and each choice's stall is counted.
 	 */
 	@Test
 	void eachChoiceOfAnNEquals2StreamHasItsOwnGapClock() {
@@ -198,8 +198,9 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 		steps.forEach((step) -> expected.append(new String(step.bytes(), StandardCharsets.UTF_8)));
 		assertThat(body).isEqualTo(expected.toString());
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(scrape().value("tokengap_requests_total", "endpoint", "other", "status",
-					"200")).isGreaterThanOrEqualTo(1));
+			.untilAsserted(
+					() -> assertThat(scrape().value("tokengap_requests_total", "endpoint", "other", "status", "200"))
+						.isGreaterThanOrEqualTo(1));
 		PrometheusText metrics = scrape();
 		assertThat(metrics.matching("tokengap_time_to_first_token_seconds_count")
 			.stream()
@@ -221,8 +222,8 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 		steps.add(Step.of(0, "data: [DONE]\n\n"));
 		upstream.stream(steps);
 		String boundary = "----tokengap7d9a";
-		String form = part(boundary, "file\"; filename=\"a.wav", "RIFF\u0000\u0001binary") + part(boundary, "model", "m-audio")
-				+ part(boundary, "stream", "true") + "--" + boundary + "--\r\n";
+		String form = part(boundary, "file\"; filename=\"a.wav", "RIFF\u0000\u0001binary")
+				+ part(boundary, "model", "m-audio") + part(boundary, "stream", "true") + "--" + boundary + "--\r\n";
 		HttpClient.create(ConnectionProvider.newConnection())
 			.headers((h) -> h.set(HttpHeaderNames.CONTENT_TYPE, "multipart/form-data; boundary=" + boundary))
 			.post()
@@ -234,7 +235,8 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 			.block(Duration.ofSeconds(30));
 		assertOutcome("m-audio", "transcriptions", "completed");
 		assertThat(scrape().value("tokengap_inter_token_latency_seconds_count", "model_name", "m-audio", "endpoint",
-				"transcriptions")).isEqualTo(2);
+				"transcriptions"))
+			.isEqualTo(2);
 	}
 
 	private static String part(String boundary, String name, String value) {
@@ -244,7 +246,8 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 	private void assertOutcome(String model, String endpoint, String outcome) {
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(scrape().value("tokengap_streams_total", "model_name", model, "endpoint",
-					endpoint, "outcome", outcome)).isEqualTo(1));
+					endpoint, "outcome", outcome))
+				.isEqualTo(1));
 		PrometheusText metrics = scrape();
 		assertThat(metrics.matching("tokengap_streams_total", "model_name", model)
 			.stream()
@@ -254,25 +257,28 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	/**
-	 * vLLM's Responses stream: {@code response.created} and {@code response.in_progress} at once,
-	 * the first delta after a 300 ms prefill, a 1.2 s stall after the 10th, and
-	 * {@code response.completed} (or {@code response.failed} after the stall) with no [DONE].
+	 * vLLM's Responses stream: {@code response.created} and {@code response.in_progress}
+	 * at once, the first delta after a 300 ms prefill, a 1.2 s stall after the 10th, and
+	 * {@code response.completed} (or {@code response.failed} after the stall) with no
+	 * [DONE].
 	 */
 	private static List<Step> responsesStream(boolean completes) {
 		List<Step> steps = new ArrayList<>();
 		int[] seq = { 0 };
-		steps.add(Step.of(0, responses("response.created", "\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\"}", seq)));
-		steps.add(Step.of(0, responses("response.in_progress", "\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\"}", seq)));
+		steps.add(Step.of(0,
+				responses("response.created", "\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\"}", seq)));
+		steps.add(Step.of(0,
+				responses("response.in_progress", "\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\"}", seq)));
 		steps.add(Step.of(300, responses("response.output_item.added",
-				"\"item\":{\"id\":\"msg_1\",\"content\":[],\"role\":\"assistant\",\"type\":\"message\"},\"output_index\":0", seq)));
+				"\"item\":{\"id\":\"msg_1\",\"content\":[],\"role\":\"assistant\",\"type\":\"message\"},\"output_index\":0",
+				seq)));
 		steps.add(Step.of(0, responses("response.content_part.added",
 				"\"content_index\":0,\"item_id\":\"msg_1\",\"output_index\":0,\"part\":{\"text\":\"\",\"type\":\"output_text\"}",
 				seq)));
 		for (int i = 0; i < TOKENS; i++) {
 			long delay = (i == STALL_AFTER) ? 1200 : (i == 0) ? 0 : 20;
-			steps.add(Step.of(delay, responses("response.output_text.delta",
-					"\"content_index\":0,\"delta\":\"t" + i + " \",\"item_id\":\"msg_1\",\"logprobs\":[],\"output_index\":0",
-					seq)));
+			steps.add(Step.of(delay, responses("response.output_text.delta", "\"content_index\":0,\"delta\":\"t" + i
+					+ " \",\"item_id\":\"msg_1\",\"logprobs\":[],\"output_index\":0", seq)));
 			if (!completes && i == STALL_AFTER) {
 				steps.add(Step.of(0, responses("response.failed",
 						"\"response\":{\"id\":\"resp_1\",\"status\":\"failed\",\"error\":{\"code\":\"server_error\"}}",
@@ -282,9 +288,12 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 		}
 		steps.add(Step.of(0, responses("response.output_text.done",
 				"\"content_index\":0,\"item_id\":\"msg_1\",\"output_index\":0,\"text\":\"...\"", seq)));
-		steps.add(Step.of(0, responses("response.completed", "\"response\":{\"id\":\"resp_1\",\"status\":\"completed\","
-				+ "\"usage\":{\"input_tokens\":3,\"output_tokens\":" + TOKENS + ",\"total_tokens\":" + (TOKENS + 3) + "}}",
-				seq)));
+		steps.add(Step.of(0,
+				responses("response.completed",
+						"\"response\":{\"id\":\"resp_1\",\"status\":\"completed\","
+								+ "\"usage\":{\"input_tokens\":3,\"output_tokens\":" + TOKENS + ",\"total_tokens\":"
+								+ (TOKENS + 3) + "}}",
+						seq)));
 		return steps;
 	}
 
@@ -305,9 +314,10 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 					"\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"t" + i + " \"}")));
 		}
 		steps.add(Step.of(0, messages("content_block_stop", "\"index\":0")));
-		steps.add(Step.of(0, messages("message_delta",
-				"\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":" + TOKENS
-						+ "}")));
+		steps.add(Step.of(0,
+				messages("message_delta",
+						"\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":"
+								+ TOKENS + "}")));
 		steps.add(Step.of(0, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
 		return steps;
 	}

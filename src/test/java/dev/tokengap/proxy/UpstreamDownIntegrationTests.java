@@ -22,8 +22,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * A dead engine: every request gets a 502 in vLLM's error shape, fast.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "management.server.port=0" })
 class UpstreamDownIntegrationTests {
 
 	@LocalServerPort
@@ -50,8 +49,8 @@ class UpstreamDownIntegrationTests {
 		assertThat(recording.headers().get("x-request-id")).isNotBlank();
 		assertThat(recording.text()).startsWith("{\"error\":{\"message\":\"The engine at http://127.0.0.1:")
 			.contains("\"type\":\"BadGatewayError\"", "\"param\":null", "\"code\":502");
-		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", "endpoint",
-				"chat_completions", "status", "502")).isEqualTo(1);
+		assertThat(PrometheusText.scrape(this.managementPort)
+			.value("tokengap_requests_total", "endpoint", "chat_completions", "status", "502")).isEqualTo(1);
 		// It asked to stream: tokengap's own 502 is a stream that failed (contract v2).
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)

@@ -51,8 +51,9 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.text()).contains("one").doesNotContain("[DONE]");
 		assertThat(recording.failure()).as("the client saw an incomplete body").isNotNull();
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(metrics().value("tokengap_streams_total", "model_name", "m-reset",
-					"outcome", "upstream_error")).isEqualTo(1));
+			.untilAsserted(() -> assertThat(
+					metrics().value("tokengap_streams_total", "model_name", "m-reset", "outcome", "upstream_error"))
+				.isEqualTo(1));
 	}
 
 	@Test
@@ -71,13 +72,14 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.failure()).isNotNull();
 		assertThat(took).isLessThan(Duration.ofSeconds(3));
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(metrics().value("tokengap_streams_total", "model_name", "m-idle",
-					"outcome", "upstream_timeout")).isEqualTo(1));
+			.untilAsserted(() -> assertThat(
+					metrics().value("tokengap_streams_total", "model_name", "m-idle", "outcome", "upstream_timeout"))
+				.isEqualTo(1));
 	}
 
 	/**
-	 * The body is passed on as it is, but a stream that never reached its good end did not
-	 * complete: the engine ended it early (contract v2).
+	 * The body is passed on as it is, but a stream that never reached its good end did
+	 * not complete: the engine ended it early (contract v2).
 	 */
 	@Test
 	void anUpstreamThatEndsItsBodyWithoutDoneIsPassedOnAsItIsAndIsAnEngineError() {
@@ -86,8 +88,9 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.text()).isEqualTo(ScriptedUpstream.chatEvent("one"));
 		assertThat(recording.failure()).as("the HTTP body itself ended cleanly").isNull();
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(metrics().value("tokengap_streams_total", "model_name", "m-nodone",
-					"outcome", "engine_error")).isEqualTo(1));
+			.untilAsserted(() -> assertThat(
+					metrics().value("tokengap_streams_total", "model_name", "m-nodone", "outcome", "engine_error"))
+				.isEqualTo(1));
 		assertThat(metrics().value("tokengap_streams_total", "model_name", "m-nodone", "outcome", "completed"))
 			.isZero();
 	}
@@ -142,8 +145,9 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(digest.crc32()).isEqualTo(body.checksum());
 		assertThat(peak).as("a body aggregated anywhere would hold 100 MB").isLessThan(16L * 1024 * 1024);
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(metrics().value("tokengap_requests_total", "model_name", "m-huge", "status",
-					"200")).isEqualTo(1));
+			.untilAsserted(() -> assertThat(
+					metrics().value("tokengap_requests_total", "model_name", "m-huge", "status", "200"))
+				.isEqualTo(1));
 		healthy.assertWhole();
 	}
 
@@ -152,13 +156,15 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 		AtomicLong written = new AtomicLong();
 		upstream.handle((req, res) -> {
 			res.header("content-type", "text/event-stream");
-			return ScriptedUpstream.writeAll(res, ScriptedUpstream.chatEvents(16L * 1024 * 1024)
-				.concatWith(Flux.just("data: [DONE]\n\n".getBytes())), written);
+			return ScriptedUpstream.writeAll(res,
+					ScriptedUpstream.chatEvents(16L * 1024 * 1024).concatWith(Flux.just("data: [DONE]\n\n".getBytes())),
+					written);
 		});
 		try (RawHttpClient client = RawHttpClient.connect(this.port, 16 * 1024)) {
 			client.send(RawHttpClient.post("/v1/chat/completions", "{\"model\":\"m-paused\",\"stream\":true}"));
 			client.readUntil("data: ", Duration.ofSeconds(5));
-			// The engine's writes stall for over a second, twice the idle timeout: backpressure.
+			// The engine's writes stall for over a second, twice the idle timeout:
+			// backpressure.
 			ClientFaultIntegrationTests.awaitStalled(written);
 			assertThat(written.get()).as("the engine is held back").isLessThan(16L * 1024 * 1024);
 			String body = client.readUntil("data: [DONE]\n\n\r\n0\r\n\r\n", Duration.ofSeconds(15));
@@ -166,8 +172,9 @@ class UpstreamFaultIntegrationTests extends ScriptedUpstreamTests {
 				.hasSizeGreaterThan(16 * 1024 * 1024 - 16 * 1024);
 		}
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(metrics().value("tokengap_streams_total", "model_name", "m-paused",
-					"outcome", "completed")).isEqualTo(1));
+			.untilAsserted(() -> assertThat(
+					metrics().value("tokengap_streams_total", "model_name", "m-paused", "outcome", "completed"))
+				.isEqualTo(1));
 	}
 
 	private PrometheusText metrics() {

@@ -22,9 +22,9 @@ import dev.tokengap.testsupport.StreamingClient.Recording;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The engine connection pools: a burst opens many connections, and once they are idle longer
- * than {@code tokengap.upstream.max-idle-time} they are closed by the background sweep, not only
- * when next acquired (which never comes after a burst).
+ * The engine connection pools: a burst opens many connections, and once they are idle
+ * longer than {@code tokengap.upstream.max-idle-time} they are closed by the background
+ * sweep, not only when next acquired (which never comes after a burst).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.upstream.max-idle-time=500ms" })
@@ -40,8 +40,9 @@ class UpstreamPoolIntegrationTests extends ScriptedUpstreamTests {
 				.then(res.status(200).header("content-type", "application/json").sendString(Mono.just("{}")).then());
 		});
 		List<Recording> answers = Flux.fromStream(IntStream.range(0, 20).boxed())
-			.flatMap((i) -> Mono.fromCallable(() -> StreamingClient.record(
-					"http://127.0.0.1:" + this.port + "/v1/chat/completions", "{\"model\":\"m-pool\"}"))
+			.flatMap((i) -> Mono
+				.fromCallable(() -> StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+						"{\"model\":\"m-pool\"}"))
 				.subscribeOn(Schedulers.boundedElastic()), 20)
 			.collectList()
 			.block(Duration.ofSeconds(30));

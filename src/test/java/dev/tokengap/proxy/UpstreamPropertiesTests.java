@@ -17,15 +17,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 class UpstreamPropertiesTests {
 
 	/**
-	 * vLLM sends a streamed response's headers only when the request leaves its queue, which
-	 * under heavy load takes well over 30 s: the shipped configuration must wait for that, and
-	 * for an engine paused mid-stream (preemption, a long prefill beside it), rather than cut it.
+	 * vLLM sends a streamed response's headers only when the request leaves its queue,
+	 * which under heavy load takes well over 30 s: the shipped configuration must wait
+	 * for that, and for an engine paused mid-stream (preemption, a long prefill beside
+	 * it), rather than cut it.
 	 */
 	@Test
 	void theShippedConfigurationWaitsMinutesForHeadersAndBetweenChunks() throws IOException {
 		UpstreamProperties shipped = shipped();
-		assertThat(shipped.responseTimeout()).isEqualTo(Duration.ofMinutes(10))
-			.isGreaterThan(Duration.ofSeconds(30));
+		assertThat(shipped.responseTimeout()).isEqualTo(Duration.ofMinutes(10)).isGreaterThan(Duration.ofSeconds(30));
 		assertThat(shipped.idleTimeout()).isEqualTo(Duration.ofMinutes(5)).isGreaterThan(Duration.ofSeconds(30));
 	}
 

@@ -23,15 +23,18 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A full engine connection pool says what it is: tokengap's own limit answered 503 within
- * {@code tokengap.upstream.pending-acquire-timeout}, naming the setting, outcome {@code rejected};
- * not a 504 after Reactor Netty's 45 s.
+ * {@code tokengap.upstream.pending-acquire-timeout}, naming the setting, outcome
+ * {@code rejected}; not a 504 after Reactor Netty's 45 s.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.upstream.max-connections=1",
 				"tokengap.upstream.pending-acquire-timeout=300ms", "tokengap.metrics.models=m-full" })
 class UpstreamSaturationIntegrationTests extends ScriptedUpstreamTests {
 
-	/** More clients than event loops: at least two share a loop, and so its one connection. */
+	/**
+	 * More clients than event loops: at least two share a loop, and so its one
+	 * connection.
+	 */
 	private static final int CLIENTS = 8;
 
 	@Test
@@ -41,9 +44,13 @@ class UpstreamSaturationIntegrationTests extends ScriptedUpstreamTests {
 				(nanos) -> {
 				}));
 		List<Recording> answers = Flux.fromStream(IntStream.range(0, CLIENTS).boxed())
-			.flatMap((i) -> Mono.fromCallable(() -> StreamingClient.record(
-					"http://127.0.0.1:" + this.port + "/v1/chat/completions", "{\"model\":\"m-full\",\"stream\":true}"))
-				.subscribeOn(Schedulers.boundedElastic()), CLIENTS)
+			.flatMap(
+					(i) -> Mono
+						.fromCallable(
+								() -> StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+										"{\"model\":\"m-full\",\"stream\":true}"))
+						.subscribeOn(Schedulers.boundedElastic()),
+					CLIENTS)
 			.collectList()
 			.block(Duration.ofSeconds(30));
 		List<Recording> refused = answers.stream().filter((a) -> a.status() == 503).toList();

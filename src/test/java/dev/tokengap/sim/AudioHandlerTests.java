@@ -85,9 +85,12 @@ class AudioHandlerTests extends SharedSimulatorTests {
 		assertThat(client.postForm(TRANSCRIPTIONS, (form) -> form.attr("model", "sim-llama-3-8b"), Map.of()).status())
 			.isEqualTo(400);
 		assertThat(client.post(TRANSCRIPTIONS, "{\"model\":\"sim-llama-3-8b\"}").status()).isEqualTo(400);
-		assertThat(client.postForm(TRANSCRIPTIONS, (form) -> form.attr("model", "whisper")
-			.file("file", "a.wav", new ByteArrayInputStream(AUDIO), "audio/wav"), Map.of()).status())
-			.isEqualTo(404);
+		assertThat(client
+			.postForm(TRANSCRIPTIONS,
+					(form) -> form.attr("model", "whisper")
+						.file("file", "a.wav", new ByteArrayInputStream(AUDIO), "audio/wav"),
+					Map.of())
+			.status()).isEqualTo(404);
 	}
 
 }

@@ -93,9 +93,9 @@ class CompletionHandlerTests extends SharedSimulatorTests {
 			assertThat(chunk.path("object").stringValue()).isEqualTo("text_completion");
 			assertThat(chunk.path("choices").path(0).path("text").stringValue()).endsWith(" ");
 			assertThat(chunk.has("usage")).as("written with exclude_unset").isFalse();
-			assertThat(events.get(i).data()).contains(
-					",\"logprobs\":null,\"finish_reason\":" + ((i < 4) ? "null" : "\"length\"")
-							+ ",\"stop_reason\":null,\"prompt_token_ids\":null,\"token_ids\":null}]");
+			assertThat(events.get(i).data())
+				.contains(",\"logprobs\":null,\"finish_reason\":" + ((i < 4) ? "null" : "\"length\"")
+						+ ",\"stop_reason\":null,\"prompt_token_ids\":null,\"token_ids\":null}]");
 			assertThat(chunk.has("system_fingerprint")).isEqualTo(i == 4);
 		}
 		assertThat(events.get(4).data()).endsWith("}],\"system_fingerprint\":null}");
@@ -209,8 +209,8 @@ class CompletionHandlerTests extends SharedSimulatorTests {
 
 	@Test
 	void modelsListsAliasesAndLoraAdaptersAsVllmAndServesThemLikeTheModel() {
-		try (SimulatorServer served = FastSimulator
-			.start(FastSimulator.properties().aliases(List.of("llama-alias")).loraAdapters(List.of("sql-lora")).build())) {
+		try (SimulatorServer served = FastSimulator.start(
+				FastSimulator.properties().aliases(List.of("llama-alias")).loraAdapters(List.of("sql-lora")).build())) {
 			StreamingClient other = FastSimulator.client(served);
 			JsonNode data = other.get("/v1/models").json().path("data");
 			assertThat(data.size()).isEqualTo(3);
@@ -221,10 +221,11 @@ class CompletionHandlerTests extends SharedSimulatorTests {
 			assertThat(data.path(2).path("root").stringValue()).isEqualTo("/adapters/sql-lora");
 			assertThat(data.path(2).path("parent").stringValue()).isEqualTo("sim-llama-3-8b");
 			for (String model : List.of("llama-alias", "sql-lora")) {
-				assertThat(other.post(FastSimulator.CHAT, "{\"model\":\"" + model
-						+ "\",\"max_tokens\":3,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}").status())
-					.as(model)
-					.isEqualTo(200);
+				assertThat(other
+					.post(FastSimulator.CHAT,
+							"{\"model\":\"" + model
+									+ "\",\"max_tokens\":3,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}")
+					.status()).as(model).isEqualTo(200);
 			}
 		}
 	}

@@ -6,8 +6,8 @@ import org.junit.jupiter.api.BeforeEach;
 import dev.tokengap.testsupport.StreamingClient;
 
 /**
- * Base for the simulator's tests that want a new {@link FastSimulator} for every test (no trace,
- * counter or fault left over from the one before), with a client of it.
+ * Base for the simulator's tests that want a new {@link FastSimulator} for every test (no
+ * trace, counter or fault left over from the one before), with a client of it.
  */
 abstract class FreshSimulatorTests {
 

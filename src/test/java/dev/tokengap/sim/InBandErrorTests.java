@@ -137,8 +137,7 @@ class InBandErrorTests extends SharedSimulatorTests {
 	void badErrorHeaderIsBadRequest() {
 		assertThat(client.post(CHAT, chatBody("x", 2), Map.of(FaultHeaders.ERROR_BEFORE_FIRST, "maybe")).status())
 			.isEqualTo(400);
-		assertThat(client.post(CHAT, chatBody("x", 2), Map.of(FaultHeaders.ERROR_AFTER, "-1")).status())
-			.isEqualTo(400);
+		assertThat(client.post(CHAT, chatBody("x", 2), Map.of(FaultHeaders.ERROR_AFTER, "-1")).status()).isEqualTo(400);
 	}
 
 	private static void assertAborted(String requestId, int maxTokens) {

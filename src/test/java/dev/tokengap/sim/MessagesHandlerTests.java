@@ -41,10 +41,10 @@ class MessagesHandlerTests extends SharedSimulatorTests {
 		assertThat(events.get(0).data()).endsWith(",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],"
 				+ "\"model\":\"sim-llama-3-8b\",\"stop_reason\":null,\"stop_sequence\":null,"
 				+ "\"usage\":{\"input_tokens\":2,\"output_tokens\":0}}}");
-		assertThat(events.get(1).data())
-			.isEqualTo("{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}");
-		assertThat(events.get(2).data()).startsWith(
-				"{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"");
+		assertThat(events.get(1).data()).isEqualTo(
+				"{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}");
+		assertThat(events.get(2).data())
+			.startsWith("{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"");
 		assertThat(events.get(4).data()).isEqualTo("{\"type\":\"content_block_stop\",\"index\":0}");
 		assertThat(events.get(5).data()).isEqualTo("{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
 				+ "\"max_tokens\",\"stop_sequence\":null},\"usage\":{\"input_tokens\":2,\"output_tokens\":2}}");

@@ -21,14 +21,15 @@ import static org.assertj.core.api.Assertions.within;
 /**
  * vLLM's per-request {@code metrics} ({@code tokengap.sim.per-request-metrics}) over real
  * HTTP: where vLLM writes the object, when it suppresses it, and that its times are the
- * engine's, so a token held back after the engine (an {@code X-Sim-Stall}) is not in them.
+ * engine's, so a token held back after the engine (an {@code X-Sim-Stall}) is not in
+ * them.
  */
 class PerRequestMetricsTests {
 
 	private static final String USAGE = ",\"stream_options\":{\"include_usage\":true}";
 
-	private static final List<String> FIELDS = List.of("time_to_first_token_ms", "generation_time_ms",
-			"queue_time_ms", "mean_itl_ms", "tokens_per_second");
+	private static final List<String> FIELDS = List.of("time_to_first_token_ms", "generation_time_ms", "queue_time_ms",
+			"mean_itl_ms", "tokens_per_second");
 
 	private static final double MS = TimeUnit.MILLISECONDS.toNanos(1);
 
@@ -52,16 +53,16 @@ class PerRequestMetricsTests {
 		List<StreamingClient.Event> events = client.post(CHAT, chatBody("measure me", 6, true, USAGE)).events();
 		StreamingClient.Event usage = events.get(events.size() - 2);
 		assertThat(usage.json().path("choices").isEmpty()).isTrue();
-		assertThat(usage.json().propertyNames()).containsExactly("id", "object", "created", "model", "choices",
-				"usage", "metrics");
+		assertThat(usage.json().propertyNames()).containsExactly("id", "object", "created", "model", "choices", "usage",
+				"metrics");
 		assertThat(usage.json().path("metrics").propertyNames()).containsExactlyElementsOf(FIELDS);
 		assertThat(usage.data()).containsPattern("\"completion_tokens\":6},\"metrics\":\\{\"time_to_first_token_ms\":"
 				+ "\\d+\\.\\d+(e-\\d\\d)?,\"generation_time_ms\":\\d+\\.\\d+");
 		assertThat(events.subList(0, events.size() - 2)).noneMatch((event) -> event.data().contains("metrics"));
-		JsonNode completions = usageChunk(client.post(COMPLETIONS,
-				"{\"prompt\":\"measure me\",\"max_tokens\":4,\"stream\":true" + USAGE + "}"));
-		assertThat(completions.propertyNames()).containsExactly("id", "object", "created", "model", "choices",
-				"usage", "metrics");
+		JsonNode completions = usageChunk(
+				client.post(COMPLETIONS, "{\"prompt\":\"measure me\",\"max_tokens\":4,\"stream\":true" + USAGE + "}"));
+		assertThat(completions.propertyNames()).containsExactly("id", "object", "created", "model", "choices", "usage",
+				"metrics");
 	}
 
 	@Test
@@ -100,10 +101,12 @@ class PerRequestMetricsTests {
 			.doesNotContain("metrics");
 		assertThat(client.post(CHAT, chatBody("leave it out", 4, false, excluded)).json().has("metrics")).isFalse();
 		assertThat(client.post(RESPONSES, responsesBody(true, excluded)).body()).doesNotContain("metrics");
-		assertThat(client.post(CHAT, chatBody("keep it", 4, false, ",\"include_metrics\":true")).json()
+		assertThat(client.post(CHAT, chatBody("keep it", 4, false, ",\"include_metrics\":true"))
+			.json()
 			.path("metrics")
 			.isObject()).isTrue();
-		assertThat(client.post(CHAT, chatBody("keep it", 4, false, ",\"include_metrics\":\"no\"")).json()
+		assertThat(client.post(CHAT, chatBody("keep it", 4, false, ",\"include_metrics\":\"no\""))
+			.json()
 			.path("metrics")
 			.isObject()).as("only false leaves it out").isTrue();
 	}
@@ -152,8 +155,8 @@ class PerRequestMetricsTests {
 		double queue = metrics.path("queue_time_ms").doubleValue();
 		assertThat(ttft).isPositive();
 		assertThat(queue).isNotNegative();
-		assertThat(ttft + queue).as("arrival to first token").isCloseTo(trace.get(0).sincePreviousTokenNanos() / MS,
-				within(0.01));
+		assertThat(ttft + queue).as("arrival to first token")
+			.isCloseTo(trace.get(0).sincePreviousTokenNanos() / MS, within(0.01));
 		assertThat(metrics.path("mean_itl_ms").doubleValue()).isCloseTo(generation / 19, within(0.1));
 		assertThat(metrics.path("tokens_per_second").doubleValue()).isCloseTo(20 / (ttft + generation) * 1000,
 				within(0.01));

@@ -105,9 +105,9 @@ class ResponsesHandlerTests extends SharedSimulatorTests {
 	@Test
 	void responseObjectHasEveryFieldTheOpenAiSdkRequires() {
 		JsonNode response = client.post(RESPONSES, responsesBody("\"all fields\"", 3, false)).json();
-		assertThat(response.propertyNames()).contains("id", "created_at", "error", "incomplete_details",
-				"instructions", "metadata", "model", "object", "output", "parallel_tool_calls", "temperature",
-				"tool_choice", "tools", "top_p", "status", "usage");
+		assertThat(response.propertyNames()).contains("id", "created_at", "error", "incomplete_details", "instructions",
+				"metadata", "model", "object", "output", "parallel_tool_calls", "temperature", "tool_choice", "tools",
+				"top_p", "status", "usage");
 		assertThat(response.path("object").stringValue()).isEqualTo("response");
 		assertThat(response.path("usage").propertyNames()).containsExactly("input_tokens", "input_tokens_details",
 				"output_tokens", "output_tokens_details", "total_tokens");
@@ -115,9 +115,8 @@ class ResponsesHandlerTests extends SharedSimulatorTests {
 
 	@Test
 	void nonStreamingResponseIsOneJsonWithTheWholeText() {
-		StreamingClient.Exchange exchange = client.post(RESPONSES,
-				responsesBody("[{\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hello\"}]}]", 5,
-						false));
+		StreamingClient.Exchange exchange = client.post(RESPONSES, responsesBody(
+				"[{\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hello\"}]}]", 5, false));
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.headers().get("Content-Type")).isEqualTo("application/json");
 		JsonNode json = exchange.json();

@@ -6,8 +6,8 @@ import org.junit.jupiter.api.BeforeAll;
 import dev.tokengap.testsupport.StreamingClient;
 
 /**
- * Base for the simulator's tests that share one {@link FastSimulator} per test class: started
- * before the first test, closed after the last, with a client of it.
+ * Base for the simulator's tests that share one {@link FastSimulator} per test class:
+ * started before the first test, closed after the last, with a client of it.
  */
 abstract class SharedSimulatorTests {
 

@@ -208,7 +208,8 @@ class SimEngineTests {
 			within100Milliseconds().until(() -> server.engine().waiting() == 1);
 			Disposable third = client.stream(CHAT, chatBody("waiting 3", 10), Map.of()).subscribe();
 			await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().waiting() == 2);
-			assertThat(client.get("/metrics").body()).doesNotContainPattern("vllm:request_success_total\\{[^}]*} [1-9]");
+			assertThat(client.get("/metrics").body())
+				.doesNotContainPattern("vllm:request_success_total\\{[^}]*} [1-9]");
 			List.of(running, second, third).forEach(Disposable::dispose);
 		}
 	}

@@ -9,9 +9,9 @@ import dev.tokengap.testsupport.StreamingClient;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Speculative decoding as vLLM streams it: a decode step yields its accepted drafts and one more
- * token in one event, and the {@code vllm:spec_decode_*} counters say how many were drafted and
- * accepted; without drafts those counters do not exist.
+ * Speculative decoding as vLLM streams it: a decode step yields its accepted drafts and
+ * one more token in one event, and the {@code vllm:spec_decode_*} counters say how many
+ * were drafted and accepted; without drafts those counters do not exist.
  */
 class SpeculativeDecodingTests {
 
@@ -34,12 +34,14 @@ class SpeculativeDecodingTests {
 				.map(StreamingClient.Event::content)
 				.filter((text) -> !text.isEmpty())
 				.toList();
-			// The first token comes from the prefill; then 4 tokens a step: 1 + 4 + 4 = 9.
+			// The first token comes from the prefill; then 4 tokens a step: 1 + 4 + 4 =
+			// 9.
 			assertThat(contents).hasSize(3);
 			assertThat(contents.get(1).trim().split(" ")).hasSize(4);
 			assertThat(exchange.body()).contains("\"completion_tokens\":9");
 			String metrics = client.get("/metrics").body();
-			assertThat(metrics).contains("vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"sim-llama-3-8b\"} 2.0")
+			assertThat(metrics)
+				.contains("vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"sim-llama-3-8b\"} 2.0")
 				.contains("vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"sim-llama-3-8b\"} 6.0")
 				.contains("vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"sim-llama-3-8b\"} 6.0")
 				.contains("vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\","
@@ -62,7 +64,8 @@ class SpeculativeDecodingTests {
 				.map(StreamingClient.Event::content)
 				.filter((text) -> !text.isEmpty())).hasSize(5);
 			String metrics = client.get("/metrics").body();
-			assertThat(metrics).contains("vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"sim-llama-3-8b\"} 8.0")
+			assertThat(metrics)
+				.contains("vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"sim-llama-3-8b\"} 8.0")
 				.contains("vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"sim-llama-3-8b\"} 0.0");
 		}
 	}

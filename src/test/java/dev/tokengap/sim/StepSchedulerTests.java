@@ -218,7 +218,8 @@ class StepSchedulerTests {
 
 	@Test
 	void withoutPrefixCachingEveryPromptIsPrefilledWhole() {
-		StepScheduler scheduler = new StepScheduler(SMALL.toBuilder().prefixCaching(false).maxNumBatchedTokens(512).build());
+		StepScheduler scheduler = new StepScheduler(
+				SMALL.toBuilder().prefixCaching(false).maxNumBatchedTokens(512).build());
 		scheduler.enqueue(prompted("a".repeat(400), 100));
 		complete(scheduler, scheduler.schedule(++this.stepId));
 		SimSequence again = prompted("a".repeat(400), 100);
@@ -265,11 +266,13 @@ class StepSchedulerTests {
 	}
 
 	private static SimSequence prompted(String text, int promptTokens) {
-		return new SimSequence("r", text, promptTokens, 100, new TokenVocabulary(1).textsFor(text), new int[0], new long[0]);
+		return new SimSequence("r", text, promptTokens, 100, new TokenVocabulary(1).textsFor(text), new int[0],
+				new long[0]);
 	}
 
 	private static SimSequence sequence(int promptTokens) {
-		return new SimSequence("r", null, promptTokens, 100, new TokenVocabulary(1).textsFor(""), new int[0], new long[0]);
+		return new SimSequence("r", null, promptTokens, 100, new TokenVocabulary(1).textsFor(""), new int[0],
+				new long[0]);
 	}
 
 	/** What the engine does at a step's end, minus the emitting. */

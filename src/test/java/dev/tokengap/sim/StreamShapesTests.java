@@ -39,8 +39,9 @@ class StreamShapesTests extends SharedSimulatorTests {
 	void reasoningShareMakesThatFractionOfMaxTokensReasoning() {
 		try (SimulatorServer own = FastSimulator.start(FastSimulator.properties().reasoningShare(0.5).build())) {
 			List<StreamingClient.Event> events = FastSimulator.client(own).post(CHAT, chatBody("half", 6)).events();
-			assertThat(events.subList(1, 7)).extracting(
-					(event) -> event.json().path("choices").path(0).path("delta").propertyNames().iterator().next())
+			assertThat(events.subList(1, 7))
+				.extracting(
+						(event) -> event.json().path("choices").path(0).path("delta").propertyNames().iterator().next())
 				.containsExactly("reasoning", "reasoning", "reasoning", "content", "content", "content");
 		}
 	}
@@ -91,8 +92,8 @@ class StreamShapesTests extends SharedSimulatorTests {
 					"content_block_stop", "message_delta", "message_stop");
 		assertThat(events.get(1).data()).isEqualTo("{\"type\":\"content_block_start\",\"index\":0,"
 				+ "\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}");
-		assertThat(events.get(2).data())
-			.startsWith("{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":");
+		assertThat(events.get(2).data()).startsWith(
+				"{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":");
 		assertThat(events.get(5).json().path("index").intValue()).isEqualTo(1);
 		assertThat(events.get(6).json().path("delta").path("type").stringValue()).isEqualTo("text_delta");
 		assertThat(events.get(8).data()).isEqualTo("{\"type\":\"content_block_stop\",\"index\":1}");
@@ -103,7 +104,8 @@ class StreamShapesTests extends SharedSimulatorTests {
 		JsonNode output = client.post(RESPONSES, responsesBody("\"think\"", 5, false), TWO_REASONING)
 			.json()
 			.path("output");
-		assertThat(output).extracting((item) -> item.path("type").stringValue()).containsExactly("reasoning", "message");
+		assertThat(output).extracting((item) -> item.path("type").stringValue())
+			.containsExactly("reasoning", "message");
 		assertThat(output.path(0).path("content").path(0).path("text").stringValue().split(" ")).hasSize(2);
 		JsonNode content = client.post(MESSAGES, messagesBody("think", 5, false), TWO_REASONING).json().path("content");
 		assertThat(content).extracting((block) -> block.path("type").stringValue()).containsExactly("thinking", "text");
@@ -151,7 +153,8 @@ class StreamShapesTests extends SharedSimulatorTests {
 			.path("tool_calls")
 			.path(0);
 		assertThat(call.path("function").path("name").stringValue()).isEqualTo("b");
-		List<StreamingClient.Event> auto = client.post(CHAT, chatBody("b", 2, true, tools + ",\"tool_choice\":\"auto\""))
+		List<StreamingClient.Event> auto = client
+			.post(CHAT, chatBody("b", 2, true, tools + ",\"tool_choice\":\"auto\""))
 			.events();
 		assertThat(auto.get(1).content()).isNotEmpty();
 		assertThat(client.post(CHAT, chatBody("b", 2, true, ",\"tool_choice\":\"required\"")).status()).isEqualTo(400);
@@ -217,7 +220,8 @@ class StreamShapesTests extends SharedSimulatorTests {
 	void twoCompletionChoicesInterleaveWithTheirOwnIndexAndSumTheirUsage() {
 		String body = "{\"prompt\":\"two\",\"max_tokens\":4,\"n\":2,\"stream\":true,"
 				+ "\"stream_options\":{\"include_usage\":true}}";
-		List<StreamingClient.Event> events = client.post(COMPLETIONS, body, Map.of("X-Request-Id", "two-cmpl")).events();
+		List<StreamingClient.Event> events = client.post(COMPLETIONS, body, Map.of("X-Request-Id", "two-cmpl"))
+			.events();
 		assertThat(events).hasSize(2 * 4 + 1 + 1);
 		assertInEngineStepOrder(events.subList(0, 8), "two-cmpl");
 		assertThat(events.subList(0, 8)).extracting(StreamShapesTests::choiceIndex).containsOnly(0, 1);

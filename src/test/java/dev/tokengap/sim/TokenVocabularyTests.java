@@ -37,7 +37,8 @@ class TokenVocabularyTests {
 
 	private static List<String> streamedTexts(SimulatorProperties properties, String body) {
 		try (SimulatorServer server = FastSimulator.start(properties)) {
-			return FastSimulator.client(server).post(CHAT, body)
+			return FastSimulator.client(server)
+				.post(CHAT, body)
 				.contentEvents()
 				.stream()
 				.map(StreamingClient.Event::content)

@@ -123,7 +123,8 @@ class TraceEntryTests {
 
 	@Test
 	void anEngineStallMarksEveryTokenOfItsStepNotOnlyTheStalledRequests() {
-		SimSequence stalled = new SimSequence("stalled", null, 8, 10, new TokenVocabulary(1).textsFor(""), new int[] { 1 }, new long[] { 50 * MS });
+		SimSequence stalled = new SimSequence("stalled", null, 8, 10, new TokenVocabulary(1).textsFor(""),
+				new int[] { 1 }, new long[] { 50 * MS });
 		SimSequence bystander = sequence("bystander", 8);
 		this.scheduler.enqueue(stalled);
 		this.scheduler.enqueue(bystander);
@@ -152,8 +153,7 @@ class TraceEntryTests {
 	void theTraceJsonCarriesTheCausesAndTheRealStepsCostAtLeastTheirParts() {
 		try (SimulatorServer server = FastSimulator.start()) {
 			StreamingClient client = FastSimulator.client(server);
-			Disposable bystander = client
-				.stream(CHAT, chatBody("bystander", 5000), Map.of("X-Request-Id", "bystander"))
+			Disposable bystander = client.stream(CHAT, chatBody("bystander", 5000), Map.of("X-Request-Id", "bystander"))
 				.subscribe();
 			try {
 				await().atMost(Duration.ofSeconds(5)).until(() -> server.engine().trace("bystander").size() >= 3);
@@ -184,7 +184,8 @@ class TraceEntryTests {
 
 	private static void costAddsUp(TraceEntry entry) {
 		assertThat(entry.fixedCostNanos() + entry.newPrefillCostNanos() + entry.recomputeCostNanos()
-				+ entry.stepStallNanos()).isEqualTo(entry.stepDurationNanos());
+				+ entry.stepStallNanos())
+			.isEqualTo(entry.stepDurationNanos());
 		assertThat(entry.fixedCostNanos()).isEqualTo(MS + PER_SEQ * entry.batchSize());
 		assertThat(entry.prefillTokensFromOthers())
 			.isEqualTo(entry.newPrefillTokensFromOthers() + entry.recomputeTokensFromOthers());
@@ -218,7 +219,8 @@ class TraceEntryTests {
 	}
 
 	private static SimSequence sequence(String id, int promptTokens) {
-		return new SimSequence(id, null, promptTokens, 100, new TokenVocabulary(1).textsFor(id), new int[0], new long[0]);
+		return new SimSequence(id, null, promptTokens, 100, new TokenVocabulary(1).textsFor(id), new int[0],
+				new long[0]);
 	}
 
 }

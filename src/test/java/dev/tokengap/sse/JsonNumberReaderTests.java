@@ -19,19 +19,22 @@ class JsonNumberReaderTests {
 
 	private final JsonNumberReader reader = new JsonNumberReader();
 
-	/** Numbers as Python's {@code json.dumps} writes floats and ints, read exactly as Java would. */
+	/**
+	 * Numbers as Python's {@code json.dumps} writes floats and ints, read exactly as Java
+	 * would.
+	 */
 	@ParameterizedTest
 	@ValueSource(strings = { "0", "-0", "12", "85.2", "1240.5", "12.3", "9.1", "103.2", "0.001", "-0.5", "1.5e-05",
-			"1e-05", "2.5E+3", "10.25e-3", "7e0", "1e22", "123456789012345.6", "0.000123456789012345", "4503599627370496",
-			"9007199254740991", "-273.15" })
+			"1e-05", "2.5E+3", "10.25e-3", "7e0", "1e22", "123456789012345.6", "0.000123456789012345",
+			"4503599627370496", "9007199254740991", "-273.15" })
 	void readsDecimalsExactly(String number) {
 		assertThat(read(number).doubleValue()).isEqualTo(Double.parseDouble(number));
 	}
 
 	@ParameterizedTest
 	@ValueSource(strings = { "0.30000000000000004", "1e23", "1.2345e300", "2.2250738585072014e-308", "3.14159e-22",
-			"123456789012345678901234567890", "0.1234567890123456789012345678901234567890", "6.02214076e23",
-			"1.6e-35", "9223372036854775807.5", "4.9e-300" })
+			"123456789012345678901234567890", "0.1234567890123456789012345678901234567890", "6.02214076e23", "1.6e-35",
+			"9223372036854775807.5", "4.9e-300" })
 	void readsLongerOrFartherDecimalsWithinAFewUnitsInTheLastPlace(String number) {
 		double expected = Double.parseDouble(number);
 		assertThat(Math.abs(read(number).doubleValue() - expected)).as(number)

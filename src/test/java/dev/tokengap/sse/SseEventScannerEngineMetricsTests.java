@@ -16,10 +16,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
- * vLLM's per-request metrics ({@code --enable-per-request-metrics}, vLLM PR #46768) as the scanner
- * reads them from whole streams: the {@code metrics} object of the final usage chunk (chat and
- * text completions) and of the response in {@code response.completed} (Responses API), and
- * nowhere else.
+ * vLLM's per-request metrics ({@code --enable-per-request-metrics}, vLLM PR #46768) as
+ * the scanner reads them from whole streams: the {@code metrics} object of the final
+ * usage chunk (chat and text completions) and of the response in
+ * {@code response.completed} (Responses API), and nowhere else.
  */
 class SseEventScannerEngineMetricsTests {
 
@@ -77,7 +77,10 @@ class SseEventScannerEngineMetricsTests {
 
 			""";
 
-	/** A {@code metrics} key in a delta, in a choice, in content text and in tool-call arguments. */
+	/**
+	 * A {@code metrics} key in a delta, in a choice, in content text and in tool-call
+	 * arguments.
+	 */
 	private static final String METRICS_ELSEWHERE = """
 			data: {"choices":[{"index":0,"delta":{"content":"x","metrics":{"queue_time_ms":1.0}},"metrics":{"queue_time_ms":2.0}}]}
 
@@ -92,7 +95,10 @@ class SseEventScannerEngineMetricsTests {
 
 			""";
 
-	/** The usage chunk cut before its end, then a valid one: only a well-formed event counts. */
+	/**
+	 * The usage chunk cut before its end, then a valid one: only a well-formed event
+	 * counts.
+	 */
 	private static final String MALFORMED = """
 			data: {"choices":[],"usage":{"completion_tokens":3},"metrics":{"queue_time_ms":1.0}
 
@@ -108,8 +114,7 @@ class SseEventScannerEngineMetricsTests {
 						List.of("PRELUDE", "CONTENT", "OTHER", "USAGE/128 engine(12.3 85.2 1240.5 9.1 -1)", "DONE")),
 				arguments("completions", COMPLETIONS,
 						List.of("CONTENT", "OTHER", "USAGE/16 engine(1.5E-5 32.5 150.0 10.0 2)", "DONE")),
-				arguments("responses", RESPONSES,
-						List.of("OTHER", "CONTENT", "DONE/1 engine(2.75 40.0 0.0 NaN -1)")),
+				arguments("responses", RESPONSES, List.of("OTHER", "CONTENT", "DONE/1 engine(2.75 40.0 0.0 NaN -1)")),
 				arguments("chat n=2", CHAT_N2, List.of("CONTENT@1", "USAGE/8", "DONE")),
 				arguments("null fields", NULL_FIELDS, List.of("USAGE/3", "USAGE/3 engine(NaN NaN 12.5 NaN -1)")),
 				arguments("metrics elsewhere", METRICS_ELSEWHERE,

@@ -16,9 +16,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code fuzz-sse-scanner} surefire execution in {@code ./mvnw verify} fuzzes it for
  * {@code fuzz.duration}.
  * <p>
- * Input layout ({@link FuzzedDataProvider} takes integers from the end): the last byte is the
- * number of splits (0-7), the two bytes before each split its offset, the rest is the stream.
- * The seeds are the transcripts under {@code fixtures/sse/} with such a trailer appended.
+ * Input layout ({@link FuzzedDataProvider} takes integers from the end): the last byte is
+ * the number of splits (0-7), the two bytes before each split its offset, the rest is the
+ * stream. The seeds are the transcripts under {@code fixtures/sse/} with such a trailer
+ * appended.
  */
 class SseEventScannerFuzzTests {
 
@@ -40,7 +41,8 @@ class SseEventScannerFuzzTests {
 		List<Integer> dispatchOffsets = new ArrayList<>();
 		feed(new SseEventScanner(), stream, 0, stream.length, whole, dispatchOffsets);
 
-		// AssertJ only once a check has failed: the fuzzer's executions per second are the budget.
+		// AssertJ only once a check has failed: the fuzzer's executions per second are
+		// the budget.
 		List<String> split = split(stream, splits);
 		if (!split.equals(whole)) {
 			assertThat(split).as("split at %s", Arrays.toString(splits)).isEqualTo(whole);
@@ -58,9 +60,9 @@ class SseEventScannerFuzzTests {
 	}
 
 	/**
-	 * Feeds the chunks between the split offsets, to a scanner that first read the stream's own
-	 * bytes backwards and was then reset: neither a chunk boundary nor leftover state may change
-	 * what it reports.
+	 * Feeds the chunks between the split offsets, to a scanner that first read the
+	 * stream's own bytes backwards and was then reset: neither a chunk boundary nor
+	 * leftover state may change what it reports.
 	 */
 	private static List<String> split(byte[] stream, int[] splits) {
 		SseEventScanner scanner = new SseEventScanner();
@@ -82,7 +84,10 @@ class SseEventScannerFuzzTests {
 		return events;
 	}
 
-	/** The one place the scanner is driven; a bulk entry point can be checked here against this loop. */
+	/**
+	 * The one place the scanner is driven; a bulk entry point can be checked here against
+	 * this loop.
+	 */
 	private static void feed(SseEventScanner scanner, byte[] stream, int from, int to, List<String> events,
 			List<Integer> dispatchOffsets) {
 		for (int i = from; i < to; i++) {
@@ -98,7 +103,10 @@ class SseEventScannerFuzzTests {
 		}
 	}
 
-	/** What the framing alone decides: COMMENT, DONE, or DATA for every kind the JSON decides. */
+	/**
+	 * What the framing alone decides: COMMENT, DONE, or DATA for every kind the JSON
+	 * decides.
+	 */
 	private static List<String> framing(List<String> events) {
 		return events.stream().map((event) -> switch (event.split("/")[0]) {
 			case "COMMENT", "DONE" -> event.split("/")[0];
@@ -111,10 +119,10 @@ class SseEventScannerFuzzTests {
 	}
 
 	/**
-	 * The event-stream framing as the scanner's Javadoc states it, written the obvious way (lines
-	 * first, then blocks): a blank line ends a block that has any line; a block without a
-	 * {@code data} field is a COMMENT; one whose joined data is {@code [DONE]} between blanks is
-	 * DONE.
+	 * The event-stream framing as the scanner's Javadoc states it, written the obvious
+	 * way (lines first, then blocks): a blank line ends a block that has any line; a
+	 * block without a {@code data} field is a COMMENT; one whose joined data is
+	 * {@code [DONE]} between blanks is DONE.
 	 */
 	private static final class ReferenceFraming {
 

@@ -25,7 +25,10 @@ class SseEventScannerTests {
 
 	private static final int EVERY_OFFSET_LIMIT = 64 * 1024;
 
-	/** The Responses API: pre-engine events, two reasoning deltas, three text deltas, completed. */
+	/**
+	 * The Responses API: pre-engine events, two reasoning deltas, three text deltas,
+	 * completed.
+	 */
 	private static final String RESPONSES = "OTHER OTHER OTHER OTHER CONTENT CONTENT OTHER OTHER OTHER CONTENT CONTENT"
 			+ " CONTENT OTHER OTHER OTHER DONE/5";
 
@@ -206,7 +209,8 @@ class SseEventScannerTests {
 	@Timeout(30)
 	void survivesRandomBytes() {
 		Random random = new Random(20260101);
-		byte[] alphabet = unescape("data:{}[]\\\"\\\\,:\\n\\r \\t0123456789-+.eEtrufalsn[DONE]choicesdeltacontentusage");
+		byte[] alphabet = unescape(
+				"data:{}[]\\\"\\\\,:\\n\\r \\t0123456789-+.eEtrufalsn[DONE]choicesdeltacontentusage");
 		for (int round = 0; round < 3000; round++) {
 			byte[] bytes = new byte[random.nextInt(4096)];
 			for (int i = 0; i < bytes.length; i++) {
@@ -256,7 +260,8 @@ class SseEventScannerTests {
 		for (int round = 0; round < 2000; round++) {
 			scanQuietly(small);
 		}
-		// 18,000 events and 2.3 MB: allocating per event or per byte would show up as far more than this
+		// 18,000 events and 2.3 MB: allocating per event or per byte would show up as far
+		// more than this
 		assertThat(allocatedBytes() - before).isLessThan(64 * 1024);
 	}
 
@@ -311,8 +316,8 @@ class SseEventScannerTests {
 	}
 
 	/**
-	 * Every offset for transcripts up to 64 KiB; for the 1 MiB one, every offset near its ends and
-	 * near each event boundary would be as good, so a seeded sample is used.
+	 * Every offset for transcripts up to 64 KiB; for the 1 MiB one, every offset near its
+	 * ends and near each event boundary would be as good, so a seeded sample is used.
 	 */
 	private static int[] splitOffsets(int length) {
 		if (length <= EVERY_OFFSET_LIMIT) {
@@ -337,7 +342,8 @@ class SseEventScannerTests {
 	}
 
 	/**
-	 * The stream in a table cell, with {@code \n}, {@code \r} and {@code \uFEFF} written as escapes.
+	 * The stream in a table cell, with {@code \n}, {@code \r} and {@code \uFEFF} written
+	 * as escapes.
 	 */
 	private static byte[] unescape(String cell) {
 		return cell.strip()

@@ -8,9 +8,10 @@ import io.netty.buffer.ByteBufAllocatorMetric;
 import io.netty.buffer.ByteBufAllocatorMetricProvider;
 
 /**
- * The memory Netty's default allocator has handed out (direct and heap), which is where any
- * Reactor Netty code, tokengap's included, would keep a body it aggregated. The tests run
- * tokengap in their own JVM, so this is tokengap's, the scripted upstream's and the client's.
+ * The memory Netty's default allocator has handed out (direct and heap), which is where
+ * any Reactor Netty code, tokengap's included, would keep a body it aggregated. The tests
+ * run tokengap in their own JVM, so this is tokengap's, the scripted upstream's and the
+ * client's.
  */
 public final class BufferMemory implements AutoCloseable {
 

@@ -30,8 +30,8 @@ public final class HealthyStream {
 	}
 
 	/**
-	 * Scripts {@link #PATH} on the upstream; call after {@link ScriptedUpstream#handle}, which
-	 * drops routes.
+	 * Scripts {@link #PATH} on the upstream; call after {@link ScriptedUpstream#handle},
+	 * which drops routes.
 	 * @param upstream the engine tokengap proxies to
 	 */
 	public static void script(ScriptedUpstream upstream) {

@@ -9,14 +9,16 @@ import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Fails a test class when Netty reported a leaked buffer while it ran. Registered for every test
- * class (JUnit extension auto-detection); Netty runs at {@code paranoid} leak detection in tests.
+ * Fails a test class when Netty reported a leaked buffer while it ran. Registered for
+ * every test class (JUnit extension auto-detection); Netty runs at {@code paranoid} leak
+ * detection in tests.
  */
 public final class LeakCheckExtension implements AfterAllCallback {
 
 	@Override
 	public void afterAll(ExtensionContext context) {
-		// Leaks are reported when a collected, unreleased buffer is noticed at a later allocation.
+		// Leaks are reported when a collected, unreleased buffer is noticed at a later
+		// allocation.
 		for (int i = 0; i < 3; i++) {
 			System.gc();
 			ByteBuf probe = PooledByteBufAllocator.DEFAULT.buffer(1);

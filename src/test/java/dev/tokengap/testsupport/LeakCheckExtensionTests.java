@@ -10,8 +10,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The leak check itself: a buffer dropped without release is reported, so a leaking test class
- * would fail.
+ * The leak check itself: a buffer dropped without release is reported, so a leaking test
+ * class would fail.
  */
 class LeakCheckExtensionTests {
 

@@ -7,8 +7,9 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
 
 /**
- * Collects Netty's leak reports ({@code LEAK: ...} from {@code ResourceLeakDetector}), which
- * the tests run at {@code paranoid} level, so that {@link LeakCheckExtension} can fail on them.
+ * Collects Netty's leak reports ({@code LEAK: ...} from {@code ResourceLeakDetector}),
+ * which the tests run at {@code paranoid} level, so that {@link LeakCheckExtension} can
+ * fail on them.
  */
 public final class LeakReports extends AppenderBase<ILoggingEvent> {
 

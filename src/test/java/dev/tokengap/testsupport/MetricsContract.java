@@ -9,16 +9,19 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The series of {@code docs/metrics-contract.md}: every {@code tokengap_*} name of its tables with
- * its type, the labels its row names, the section it is in and the bucket edges it gives, so that
- * a dashboard, rule or meter that names anything else fails the build.
+ * The series of {@code docs/metrics-contract.md}: every {@code tokengap_*} name of its
+ * tables with its type, the labels its row names, the section it is in and the bucket
+ * edges it gives, so that a dashboard, rule or meter that names anything else fails the
+ * build.
  */
 public final class MetricsContract {
 
 	private static final Pattern ROW = Pattern
 		.compile("^\\|\\s*`(tokengap_[a-z0-9_]+)(?:\\{([^}]*)\\})?`\\s*\\|\\s*(histogram|counter|gauge)\\b");
 
-	/** A histogram row's type cell may name its buckets: {@code histogram (ITL buckets)}. */
+	/**
+	 * A histogram row's type cell may name its buckets: {@code histogram (ITL buckets)}.
+	 */
 	private static final Pattern NAMED_BUCKETS = Pattern.compile("\\((TTFT|ITL|REQUEST) buckets\\)");
 
 	private static final List<String> PROFILE_FAMILIES = List.of("TTFT", "ITL", "REQUEST");
@@ -78,7 +81,9 @@ public final class MetricsContract {
 		return new MetricsContract(ProjectFiles.read("docs/metrics-contract.md"));
 	}
 
-	/** Contract names with their type ({@code histogram}, {@code counter}, {@code gauge}). */
+	/**
+	 * Contract names with their type ({@code histogram}, {@code counter}, {@code gauge}).
+	 */
 	public Map<String, String> types() {
 		return Collections.unmodifiableMap(this.types);
 	}
@@ -95,7 +100,8 @@ public final class MetricsContract {
 
 	/**
 	 * Returns the bucket family a histogram's edges come from ({@code TTFT}, {@code ITL},
-	 * {@code REQUEST}: the bucket profile's), or {@code null} when the contract gives its own list or none.
+	 * {@code REQUEST}: the bucket profile's), or {@code null} when the contract gives its
+	 * own list or none.
 	 */
 	public String bucketFamily(String series) {
 		String buckets = this.buckets.getOrDefault(series, "");
@@ -103,8 +109,8 @@ public final class MetricsContract {
 	}
 
 	/**
-	 * Returns a histogram's bucket edges as the contract writes them (the default profile's for a
-	 * bucket family), empty when the contract gives none.
+	 * Returns a histogram's bucket edges as the contract writes them (the default
+	 * profile's for a bucket family), empty when the contract gives none.
 	 */
 	public List<String> edges(String series) {
 		String buckets = this.buckets.get(series);
@@ -115,12 +121,14 @@ public final class MetricsContract {
 	}
 
 	/**
-	 * Returns the contract name a scraped series belongs to ({@code x} for {@code x_bucket},
-	 * {@code x_sum} and {@code x_count} of a histogram), or {@code null} when it is not in the contract.
+	 * Returns the contract name a scraped series belongs to ({@code x} for
+	 * {@code x_bucket}, {@code x_sum} and {@code x_count} of a histogram), or
+	 * {@code null} when it is not in the contract.
 	 */
 	public String familyOf(String series) {
 		if ("histogram".equals(this.types.get(series))) {
-			return null; // a histogram is only ever queried through its _bucket, _sum or _count
+			return null; // a histogram is only ever queried through its _bucket, _sum or
+							// _count
 		}
 		if (this.types.containsKey(series)) {
 			return series;

@@ -7,8 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The repository's own files (chart, rules, dashboards, README, the metrics contract), found from
- * the Maven base directory whatever the working directory of the test JVM.
+ * The repository's own files (chart, rules, dashboards, README, the metrics contract),
+ * found from the Maven base directory whatever the working directory of the test JVM.
  */
 public final class ProjectFiles {
 

@@ -48,7 +48,8 @@ public final class PrometheusText {
 
 	/**
 	 * Reads tokengap's real {@code /actuator/prometheus} over HTTP.
-	 * @param managementUrl the management server's base URL, such as a container's mapped port
+	 * @param managementUrl the management server's base URL, such as a container's mapped
+	 * port
 	 * @return the parsed exposition
 	 */
 	public static PrometheusText scrape(String managementUrl) {
@@ -56,7 +57,8 @@ public final class PrometheusText {
 	}
 
 	/**
-	 * Writes a registry in the text format, as {@code /actuator/prometheus} would, without HTTP.
+	 * Writes a registry in the text format, as {@code /actuator/prometheus} would,
+	 * without HTTP.
 	 * @param registry the registry
 	 * @return the parsed exposition
 	 */
@@ -72,8 +74,8 @@ public final class PrometheusText {
 	}
 
 	/**
-	 * GETs a management endpoint that must answer 200, in the text format (0.0.4) when it is the
-	 * exposition.
+	 * GETs a management endpoint that must answer 200, in the text format (0.0.4) when it
+	 * is the exposition.
 	 * @param managementPort the management port on loopback
 	 * @param path the endpoint's path, such as {@code /actuator/spikes}
 	 * @return the body
@@ -131,7 +133,10 @@ public final class PrometheusText {
 		return result;
 	}
 
-	/** The {@code le} label values of a histogram's buckets for the given labels, in order. */
+	/**
+	 * The {@code le} label values of a histogram's buckets for the given labels, in
+	 * order.
+	 */
 	public List<String> les(String histogram, String... labels) {
 		return matching(histogram + "_bucket", labels).stream().map((s) -> s.labels().get("le")).toList();
 	}

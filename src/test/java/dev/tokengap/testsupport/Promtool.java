@@ -11,8 +11,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Runs Debian's {@code promtool}: skipped with a message where it is missing, a failure under
- * {@code CI=true} (.ci/run installs it). The one place tests find it.
+ * Runs Debian's {@code promtool}: skipped with a message where it is missing, a failure
+ * under {@code CI=true} (.ci/run installs it). The one place tests find it.
  */
 public final class Promtool {
 

@@ -17,9 +17,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * An HTTP/1.1 client on a plain socket, for what a real client library will not do: requests no
- * well-behaved client would send ({@link #exchange(int, String)}), going away at a chosen byte, not
- * reading at all, or never finishing a request. The one raw HTTP client of the tests.
+ * An HTTP/1.1 client on a plain socket, for what a real client library will not do:
+ * requests no well-behaved client would send ({@link #exchange(int, String)}), going away
+ * at a chosen byte, not reading at all, or never finishing a request. The one raw HTTP
+ * client of the tests.
  */
 public final class RawHttpClient implements AutoCloseable {
 
@@ -40,8 +41,8 @@ public final class RawHttpClient implements AutoCloseable {
 	/**
 	 * Connects to a port on loopback.
 	 * @param port the port
-	 * @param receiveBuffer the socket's receive buffer in bytes, or 0 for the OS default (set
-	 * before connecting, so the TCP window is that small from the start)
+	 * @param receiveBuffer the socket's receive buffer in bytes, or 0 for the OS default
+	 * (set before connecting, so the TCP window is that small from the start)
 	 * @return the connected client
 	 */
 	public static RawHttpClient connect(int port, int receiveBuffer) {
@@ -59,8 +60,8 @@ public final class RawHttpClient implements AutoCloseable {
 	}
 
 	/**
-	 * Sends the bytes and reads everything until the server closes the connection (the caller
-	 * ends its requests with {@code Connection: close} or expects a refusal).
+	 * Sends the bytes and reads everything until the server closes the connection (the
+	 * caller ends its requests with {@code Connection: close} or expects a refusal).
 	 * @param port the loopback port
 	 * @param request the bytes to send, as ISO-8859-1 text
 	 * @return what came back
@@ -81,7 +82,8 @@ public final class RawHttpClient implements AutoCloseable {
 		try (RawHttpClient client = connect(port, 0)) {
 			client.send(request.getBytes(StandardCharsets.ISO_8859_1));
 			long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-			// A server that refuses before reading everything sent resets: that is a close too.
+			// A server that refuses before reading everything sent resets: that is a
+			// close too.
 			while (complete(client.received()) < responses && System.nanoTime() < deadline
 					&& client.readWithin(Duration.ofMillis(200)) >= 0) {
 			}
@@ -219,7 +221,9 @@ public final class RawHttpClient implements AutoCloseable {
 	 */
 	public record Response(String text) {
 
-		/** @return the status code of each response on the connection, in order */
+		/**
+		 * @return the status code of each response on the connection, in order
+		 */
 		public List<Integer> statuses() {
 			List<Integer> statuses = new ArrayList<>();
 			Matcher matcher = STATUS_LINE.matcher(this.text);
@@ -229,21 +233,26 @@ public final class RawHttpClient implements AutoCloseable {
 			return statuses;
 		}
 
-		/** @return the header fields of the first response, by lower-case name, in order */
+		/**
+		 * @return the header fields of the first response, by lower-case name, in order
+		 */
 		public Map<String, List<String>> firstHeaders() {
 			Map<String, List<String>> headers = new LinkedHashMap<>();
 			int end = this.text.indexOf("\r\n\r\n");
 			String[] lines = this.text.substring(0, (end < 0) ? this.text.length() : end).split("\r\n");
 			for (int i = 1; i < lines.length; i++) {
 				int colon = lines[i].indexOf(':');
-				headers.computeIfAbsent(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT),
-						(name) -> new ArrayList<>())
+				headers
+					.computeIfAbsent(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT),
+							(name) -> new ArrayList<>())
 					.add(lines[i].substring(colon + 1).trim());
 			}
 			return headers;
 		}
 
-		/** @return the body of the first response (after its header block) */
+		/**
+		 * @return the body of the first response (after its header block)
+		 */
 		public String firstBody() {
 			int start = this.text.indexOf("\r\n\r\n");
 			int next = this.text.indexOf("HTTP/1.", start);

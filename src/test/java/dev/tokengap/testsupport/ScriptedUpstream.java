@@ -21,8 +21,8 @@ import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
 /**
- * A real Reactor Netty server on loopback that plays a scripted response, recording what it
- * received and when it finished writing each step.
+ * A real Reactor Netty server on loopback that plays a scripted response, recording what
+ * it received and when it finished writing each step.
  */
 public final class ScriptedUpstream implements AutoCloseable {
 
@@ -36,8 +36,7 @@ public final class ScriptedUpstream implements AutoCloseable {
 
 	private volatile java.util.Set<String> ignored = java.util.Set.of();
 
-	private final java.util.Map<String, BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>>> routes =
-			new java.util.concurrent.ConcurrentHashMap<>();
+	private final java.util.Map<String, BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>>> routes = new java.util.concurrent.ConcurrentHashMap<>();
 
 	private ScriptedUpstream() {
 		this.handler = (req, res) -> res.status(404).send();
@@ -63,8 +62,9 @@ public final class ScriptedUpstream implements AutoCloseable {
 	}
 
 	/**
-	 * Answers these paths 404 whatever the script, and leaves them out of {@link #received()}:
-	 * for an upstream that tokengap scrapes while tests script their own answers.
+	 * Answers these paths 404 whatever the script, and leaves them out of
+	 * {@link #received()}: for an upstream that tokengap scrapes while tests script their
+	 * own answers.
 	 * @param paths the paths to ignore
 	 * @return this upstream
 	 */
@@ -90,8 +90,9 @@ public final class ScriptedUpstream implements AutoCloseable {
 	}
 
 	/**
-	 * Answers one path with its own script, whatever {@link #handle} scripts for the others: for a
-	 * healthy stream running beside a fault, or an engine's {@code /metrics} changing mid-run.
+	 * Answers one path with its own script, whatever {@link #handle} scripts for the
+	 * others: for a healthy stream running beside a fault, or an engine's
+	 * {@code /metrics} changing mid-run.
 	 * @param path the request path, without a query
 	 * @param handler the script for that path
 	 */
@@ -121,7 +122,10 @@ public final class ScriptedUpstream implements AutoCloseable {
 			.then();
 	}
 
-	/** Writes and flushes bytes on the response's channel; completes when the write completed. */
+	/**
+	 * Writes and flushes bytes on the response's channel; completes when the write
+	 * completed.
+	 */
 	public static Mono<Void> write(HttpServerResponse response, byte[] bytes) {
 		return Mono.create((sink) -> ((Connection) response).channel()
 			.writeAndFlush(Unpooled.wrappedBuffer(bytes))
@@ -136,9 +140,9 @@ public final class ScriptedUpstream implements AutoCloseable {
 	}
 
 	/**
-	 * Writes the chunks one after another, each only once the previous write completed (reached
-	 * the socket), so this upstream holds one chunk at a time and stalls when its peer stops
-	 * reading: what a real engine's socket does.
+	 * Writes the chunks one after another, each only once the previous write completed
+	 * (reached the socket), so this upstream holds one chunk at a time and stalls when
+	 * its peer stops reading: what a real engine's socket does.
 	 * @param response the response, headers not yet sent
 	 * @param chunks the body, produced lazily
 	 * @param written counts the bytes whose write completed
@@ -147,12 +151,15 @@ public final class ScriptedUpstream implements AutoCloseable {
 	public static Mono<Void> writeAll(HttpServerResponse response, Flux<byte[]> chunks,
 			java.util.concurrent.atomic.AtomicLong written) {
 		return response.then()
-			.thenMany(chunks.concatMap(
-					(bytes) -> write(response, bytes).doOnSuccess((v) -> written.addAndGet(bytes.length)), 1))
+			.thenMany(chunks
+				.concatMap((bytes) -> write(response, bytes).doOnSuccess((v) -> written.addAndGet(bytes.length)), 1))
 			.then();
 	}
 
-	/** Completes when the response's connection closes (the peer went away, or was cut off). */
+	/**
+	 * Completes when the response's connection closes (the peer went away, or was cut
+	 * off).
+	 */
 	public static java.util.concurrent.CompletableFuture<Void> closed(HttpServerResponse response) {
 		java.util.concurrent.CompletableFuture<Void> closed = new java.util.concurrent.CompletableFuture<>();
 		((Connection) response).channel().closeFuture().addListener((future) -> closed.complete(null));
@@ -186,7 +193,10 @@ public final class ScriptedUpstream implements AutoCloseable {
 		return this.received;
 	}
 
-	/** The requests received for one path (tokengap also scrapes /metrics and reads /v1/models). */
+	/**
+	 * The requests received for one path (tokengap also scrapes /metrics and reads
+	 * /v1/models).
+	 */
 	public List<Received> received(String path) {
 		return this.received.stream().filter((r) -> r.uri().equals(path) || r.uri().startsWith(path + "?")).toList();
 	}

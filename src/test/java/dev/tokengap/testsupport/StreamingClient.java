@@ -26,11 +26,11 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The streaming (SSE) HTTP client of the tests, on Reactor Netty with a new connection per
- * request, so a cancel closes the connection as a browser would. The static {@link #record} and
- * {@link #digest} record when each body chunk arrived or only the body's digest; a client
- * {@link #at(String) at a base URL} splits a response into SSE events as they arrive, stamping each
- * with the time its last byte was read.
+ * The streaming (SSE) HTTP client of the tests, on Reactor Netty with a new connection
+ * per request, so a cancel closes the connection as a browser would. The static
+ * {@link #record} and {@link #digest} record when each body chunk arrived or only the
+ * body's digest; a client {@link #at(String) at a base URL} splits a response into SSE
+ * events as they arrive, stamping each with the time its last byte was read.
  */
 public final class StreamingClient {
 
@@ -47,8 +47,8 @@ public final class StreamingClient {
 	}
 
 	/**
-	 * A client of one server whose responses are split into SSE events, each exchange given 20
-	 * seconds.
+	 * A client of one server whose responses are split into SSE events, each exchange
+	 * given 20 seconds.
 	 * @param baseUrl the server's base URL, such as {@code http://127.0.0.1:8000}
 	 * @return the client
 	 */
@@ -74,14 +74,13 @@ public final class StreamingClient {
 	 */
 	public static Recording record(String url, String json) {
 		List<Chunk> chunks = new ArrayList<>();
-		Outcome outcome = send(url, json,
-				(buf) -> chunks.add(new Chunk(System.nanoTime(), ByteBufUtil.getBytes(buf))));
+		Outcome outcome = send(url, json, (buf) -> chunks.add(new Chunk(System.nanoTime(), ByteBufUtil.getBytes(buf))));
 		return new Recording(outcome.status, outcome.headers, chunks, outcome.failure);
 	}
 
 	/**
-	 * POSTs a JSON body and keeps only the length and CRC32 of the response body, for bodies too
-	 * large to record.
+	 * POSTs a JSON body and keeps only the length and CRC32 of the response body, for
+	 * bodies too large to record.
 	 * @param url the full URL
 	 * @param json the body
 	 * @return the digest of the response
@@ -106,7 +105,8 @@ public final class StreamingClient {
 			.response((response, body) -> {
 				outcome.status = response.status().code();
 				outcome.headers = response.responseHeaders();
-				// Nothing is emitted: the buffers stay Reactor Netty's, released after each one.
+				// Nothing is emitted: the buffers stay Reactor Netty's, released after
+				// each one.
 				return body.handle((buf, sink) -> onChunk.accept(buf));
 			})
 			.then()
@@ -148,8 +148,8 @@ public final class StreamingClient {
 	/**
 	 * A whole response.
 	 *
-	 * @param failure how the body ended when it did not end cleanly (an incomplete chunked body),
-	 * else null
+	 * @param failure how the body ended when it did not end cleanly (an incomplete
+	 * chunked body), else null
 	 */
 	public record Recording(int status, HttpHeaders headers, List<Chunk> chunks, Throwable failure) {
 
@@ -163,7 +163,10 @@ public final class StreamingClient {
 			return new String(bytes(), StandardCharsets.UTF_8);
 		}
 
-		/** Arrival time of the chunk that completed the first occurrence of {@code marker}. */
+		/**
+		 * Arrival time of the chunk that completed the first occurrence of
+		 * {@code marker}.
+		 */
 		public long arrivalOf(String marker) {
 			StringBuilder seen = new StringBuilder();
 			for (Chunk chunk : this.chunks) {
@@ -172,7 +175,8 @@ public final class StreamingClient {
 					return chunk.nanos();
 				}
 			}
-			throw new AssertionError("marker never arrived; received " + seen.length() + " chars: " + seen.substring(0, Math.min(300, seen.length())));
+			throw new AssertionError("marker never arrived; received " + seen.length() + " chars: "
+					+ seen.substring(0, Math.min(300, seen.length())));
 		}
 
 	}

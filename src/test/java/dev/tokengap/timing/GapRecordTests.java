@@ -17,8 +17,8 @@ import static org.assertj.core.api.Assertions.withinPercentage;
 
 class GapRecordTests {
 
-	private static final double[] PERCENTILES = { 0.001, 0.01, 0.07, 0.1, 0.25, 0.29, 0.5, 0.57, 0.75, 0.9, 0.99,
-			0.999, 1 };
+	private static final double[] PERCENTILES = { 0.001, 0.01, 0.07, 0.1, 0.25, 0.29, 0.5, 0.57, 0.75, 0.9, 0.99, 0.999,
+			1 };
 
 	private final GapRecord record = new GapRecord();
 
@@ -102,7 +102,8 @@ class GapRecordTests {
 
 	@Test
 	void neverReportsAPercentileAboveTheWorstGap() {
-		// the bucket holding 98.4 ms spans 98.304 ms to 100.352 ms, so its middle is above this gap
+		// the bucket holding 98.4 ms spans 98.304 ms to 100.352 ms, so its middle is
+		// above this gap
 		this.record.add(98_400_123);
 		this.record.add(98_400_123);
 		assertThat(this.record.percentileNanos(0.5)).isEqualTo(98_400_123);

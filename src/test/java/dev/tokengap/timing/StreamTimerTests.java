@@ -7,8 +7,8 @@ import static org.assertj.core.api.Assertions.within;
 import static org.assertj.core.api.Assertions.withinPercentage;
 
 /**
- * The gap clocks of one stream, on made-up times in milliseconds (as nanoseconds): exact values,
- * no wall clock.
+ * The gap clocks of one stream, on made-up times in milliseconds (as nanoseconds): exact
+ * values, no wall clock.
  */
 class StreamTimerTests {
 
@@ -37,8 +37,8 @@ class StreamTimerTests {
 	}
 
 	/**
-	 * n=2 as vLLM sends it: one chunk per choice per engine step, a millisecond apart. Every gap
-	 * is a step (30 ms), never the millisecond between two choices.
+	 * n=2 as vLLM sends it: one chunk per choice per engine step, a millisecond apart.
+	 * Every gap is a step (30 ms), never the millisecond between two choices.
 	 */
 	@Test
 	void keepsOneClockPerChoiceSoInterleavedChoicesMakeNoNearZeroGaps() {
@@ -106,8 +106,8 @@ class StreamTimerTests {
 	}
 
 	/**
-	 * With several choices the final usage chunk is their sum: each choice uses its own usage
-	 * (continuous usage) or its own events, never the sum.
+	 * With several choices the final usage chunk is their sum: each choice uses its own
+	 * usage (continuous usage) or its own events, never the sum.
 	 */
 	@Test
 	void timePerOutputTokenOfSeveralChoicesIgnoresTheSummedUsage() {
