@@ -22,8 +22,8 @@
 #                 the context was started, just before the first health answer
 # and cpu_ms, the CPU time (user + system, all threads) the JVM had used when health answered UP:
 # less at the mercy of other work on a shared machine than the wall-clock times.
-# Before the runs, one container with -XX:AOTMode=on checks that the cache is accepted (with that
-# flag the JVM refuses to start without it).
+# Before the runs, one container with -XX:AOTMode=on -Xlog:aot checks that the cache is accepted
+# (with that flag the JVM refuses to start when the cache it is given does not match).
 #
 # Environment: RUNS (default 10), IMAGE (default tokengap:it, the container tests' tag; built
 # from docker/Dockerfile here unless SKIP_IMAGE_BUILD=1), VARIANTS (default "aot nocache jar17"),
@@ -161,10 +161,14 @@ from process start, Spring (uptime,started) ${spring:-?} s, CPU ${cpu} ms, load 
 # The cache must be accepted: with -XX:AOTMode=on the JVM refuses to start when it is not.
 if [[ " ${VARIANTS} " == *" aot "* ]]; then
   log "checking that the image's JVM accepts its AOT cache (-XX:AOTMode=on, exit on refresh)"
-  docker run --rm "${CONTAINER_OPTS[@]}" \
-    -e JAVA_TOOL_OPTIONS="${IMAGE_TOOL_OPTIONS} -XX:AOTMode=on -Dspring.context.exit=onRefresh" \
-    "${IMAGE_ID}" "${DUMMY_UPSTREAM}" >"${OUT}/logs/aotmode-on.log" 2>&1 \
-    || { log "the image's JVM refused its AOT cache: ${OUT}/logs/aotmode-on.log"; tail -n 5 "${OUT}/logs/aotmode-on.log" >&2; exit 1; }
+  if ! docker run --rm "${CONTAINER_OPTS[@]}" \
+      -e JDK_JAVA_OPTIONS="-XX:AOTMode=on -Xlog:aot -Dspring.context.exit=onRefresh" \
+      "${IMAGE_ID}" "${DUMMY_UPSTREAM}" >"${OUT}/logs/aotmode-on.log" 2>&1 \
+      || ! grep -q 'Using AOT-linked classes: true' "${OUT}/logs/aotmode-on.log"; then
+    log "the image's JVM did not use its AOT cache: ${OUT}/logs/aotmode-on.log"
+    grep -E 'aot\]' "${OUT}/logs/aotmode-on.log" | tail -n 8 >&2
+    exit 1
+  fi
 fi
 
 for (( run = 1; run <= RUNS; run++ )); do

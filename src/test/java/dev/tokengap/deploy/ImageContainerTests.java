@@ -45,8 +45,10 @@ class ImageContainerTests {
 
 	/**
 	 * The launcher's options for tokengap's container, beside the image's JAVA_TOOL_OPTIONS: with
-	 * {@code -XX:AOTMode=on} the JVM refuses to start when it cannot use the image's AOT cache (a
-	 * mismatch would otherwise only slow startup down, silently), and {@code -Xlog:aot} says so.
+	 * {@code -XX:AOTMode=on} the JVM refuses to start when it cannot use the AOT cache the entrypoint
+	 * names (a mismatch would otherwise only slow startup down, silently), and {@code -Xlog:aot} says
+	 * why. An entrypoint without {@code -XX:AOTCache} would still start (on the JDK's own archive):
+	 * {@link #tokengapStartsFromTheImagesAotCache} reads the log for the cache.
 	 */
 	static final String AOT_REQUIRED = "-XX:AOTMode=on -Xlog:aot";
 
