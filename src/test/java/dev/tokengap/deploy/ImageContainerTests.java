@@ -34,10 +34,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The image of {@code docker/Dockerfile} runs as Kubernetes runs it (read-only root, /tmp
- * writable): once as the vLLM simulator, once as tokengap in front of it on one Docker
- * network, each with its command from the compose demo ({@code docker/compose.yaml}); a
- * chat completion streams through, the management port serves the contract's series, and
- * a stop drains in-flight streams for the drain time the chart sets.
+ * writable): once as the vLLM simulator, once as tokengap in front of it on one Docker network,
+ * each with its command from the compose demo ({@code docker/compose.yaml});
+ * tokengap starts from the AOT cache trained in the image (it runs with {@code -XX:AOTMode=on}),
+ * a chat completion streams through, the management port serves the contract's series, and a
+ * stop drains in-flight streams for the drain time the chart sets.
  */
 @ExtendWith(DockerEngine.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -45,6 +46,15 @@ class ImageContainerTests {
 
 	/** What the chart would set with drainTimeout=6. */
 	static final String DRAIN = "6s";
+
+	/**
+	 * The launcher's options for tokengap's container, beside the image's JAVA_TOOL_OPTIONS: with
+	 * {@code -XX:AOTMode=on} the JVM refuses to start when it cannot use the AOT cache the entrypoint
+	 * names (a mismatch would otherwise only slow startup down, silently), and {@code -Xlog:aot} says
+	 * why. An entrypoint without {@code -XX:AOTCache} would still start (on the JDK's own archive):
+	 * {@link #tokengapStartsFromTheImagesAotCache} reads the log for the cache.
+	 */
+	static final String AOT_REQUIRED = "-XX:AOTMode=on -Xlog:aot";
 
 	static Network network;
 
@@ -60,10 +70,21 @@ class ImageContainerTests {
 		long start = System.nanoTime();
 		simulator.start();
 		long simulatorReady = System.nanoTime() - start;
+		ToStringConsumer tokengapLogs = new ToStringConsumer();
 		tokengap = TokengapImage.proxyWithCommand(network, "tokengap", composeCommand("tokengap"))
-			.withEnv("SPRING_LIFECYCLE_TIMEOUTPERSHUTDOWNPHASE", DRAIN);
+			.withEnv("SPRING_LIFECYCLE_TIMEOUTPERSHUTDOWNPHASE", DRAIN)
+			.withEnv("JDK_JAVA_OPTIONS", AOT_REQUIRED)
+			.withLogConsumer(tokengapLogs);
 		start = System.nanoTime();
-		tokengap.start();
+		try {
+			tokengap.start();
+		}
+		catch (RuntimeException ex) {
+			throw new AssertionError("tokengap's container did not start. It runs with JDK_JAVA_OPTIONS=" + AOT_REQUIRED
+					+ ": the JVM refuses to start when the AOT cache of docker/Dockerfile (/app/tokengap.aot) cannot "
+					+ "be used (look for 'Unable to use AOT cache' below). Its output:\n" + tokengapLogs.toUtf8String(),
+					ex);
+		}
 		long tokengapReady = System.nanoTime() - start;
 		System.out.printf(
 				"startup-to-ready: simulator container %d ms (/health), tokengap container %d ms "
@@ -119,6 +140,21 @@ class ImageContainerTests {
 			.doesNotContain("Restricted methods will be blocked");
 		assertThat(tokengap.execInContainer("touch", "/app/x").getExitCode()).as("read-only root").isNotZero();
 		assertThat(tokengap.execInContainer("touch", "/tmp/x").getExitCode()).as("writable /tmp").isZero();
+	}
+
+	/** The AOT cache trained at image build time applies: the JVM ran with AOTMode=on and used it. */
+	@Test
+	@Order(1)
+	void tokengapStartsFromTheImagesAotCache() {
+		InspectImageResponse image = DockerClientFactory.instance()
+			.client()
+			.inspectImageCmd(TokengapImage.NAME)
+			.exec();
+		assertThat(image.getConfig().getEntrypoint()).contains("-XX:AOTCache=/app/tokengap.aot");
+		assertThat(tokengap.getLogs()).contains("NOTE: Picked up JDK_JAVA_OPTIONS: " + AOT_REQUIRED)
+			.contains("[aot] Opened AOT cache /app/tokengap.aot.")
+			.contains("[aot] Using AOT-linked classes: true")
+			.doesNotContain("Unable to use AOT cache");
 	}
 
 	@Test
