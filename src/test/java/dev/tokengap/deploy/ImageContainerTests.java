@@ -34,11 +34,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The image of {@code docker/Dockerfile} runs as Kubernetes runs it (read-only root, /tmp
- * writable): once as the vLLM simulator, once as tokengap in front of it on one Docker network,
- * each with its command from the compose demo ({@code docker/compose.yaml});
- * tokengap starts from the AOT cache trained in the image (it runs with {@code -XX:AOTMode=on}),
- * a chat completion streams through, the management port serves the contract's series, and a
- * stop drains in-flight streams for the drain time the chart sets.
+ * writable): once as the vLLM simulator, once as tokengap in front of it on one Docker
+ * network, each with its command from the compose demo ({@code docker/compose.yaml});
+ * tokengap starts from the AOT cache trained in the image (it runs with
+ * {@code -XX:AOTMode=on}), a chat completion streams through, the management port serves
+ * the contract's series, and a stop drains in-flight streams for the drain time the chart
+ * sets.
  */
 @ExtendWith(DockerEngine.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -48,10 +49,11 @@ class ImageContainerTests {
 	static final String DRAIN = "6s";
 
 	/**
-	 * The launcher's options for tokengap's container, beside the image's JAVA_TOOL_OPTIONS: with
-	 * {@code -XX:AOTMode=on} the JVM refuses to start when it cannot use the AOT cache the entrypoint
-	 * names (a mismatch would otherwise only slow startup down, silently), and {@code -Xlog:aot} says
-	 * why. An entrypoint without {@code -XX:AOTCache} would still start (on the JDK's own archive):
+	 * The launcher's options for tokengap's container, beside the image's
+	 * JAVA_TOOL_OPTIONS: with {@code -XX:AOTMode=on} the JVM refuses to start when it
+	 * cannot use the AOT cache the entrypoint names (a mismatch would otherwise only slow
+	 * startup down, silently), and {@code -Xlog:aot} says why. An entrypoint without
+	 * {@code -XX:AOTCache} would still start (on the JDK's own archive):
 	 * {@link #tokengapStartsFromTheImagesAotCache} reads the log for the cache.
 	 */
 	static final String AOT_REQUIRED = "-XX:AOTMode=on -Xlog:aot";
@@ -142,14 +144,14 @@ class ImageContainerTests {
 		assertThat(tokengap.execInContainer("touch", "/tmp/x").getExitCode()).as("writable /tmp").isZero();
 	}
 
-	/** The AOT cache trained at image build time applies: the JVM ran with AOTMode=on and used it. */
+	/**
+	 * The AOT cache trained at image build time applies: the JVM ran with AOTMode=on and
+	 * used it.
+	 */
 	@Test
 	@Order(1)
 	void tokengapStartsFromTheImagesAotCache() {
-		InspectImageResponse image = DockerClientFactory.instance()
-			.client()
-			.inspectImageCmd(TokengapImage.NAME)
-			.exec();
+		InspectImageResponse image = DockerClientFactory.instance().client().inspectImageCmd(TokengapImage.NAME).exec();
 		assertThat(image.getConfig().getEntrypoint()).contains("-XX:AOTCache=/app/tokengap.aot");
 		assertThat(tokengap.getLogs()).contains("NOTE: Picked up JDK_JAVA_OPTIONS: " + AOT_REQUIRED)
 			.contains("[aot] Opened AOT cache /app/tokengap.aot.")
