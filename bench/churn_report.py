@@ -16,6 +16,8 @@ import sys
 from collections import defaultdict
 from statistics import mean
 
+from overhead_report import fmt, load, rng  # the long-stream report's helpers
+
 MIN_ADDED_US = 10.0
 
 # Issue #13's targets, tokengap against nginx.
@@ -23,24 +25,6 @@ STREAM_LIMITS = (("added p50", "a50", 1.2), ("added p99", "a99", 1.5))
 STREAM_CPU_LIMIT = 1.5
 RATE_LIMITS = (("added latency p50", "a50", 1.5), ("added latency p99", "a99", 1.5))
 RATE_CPU_LIMIT = 1.5
-
-
-def load(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def fmt(x, digits=0):
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
-def rng(xs, digits=0):
-    xs = [x for x in xs if x is not None]
-    if not xs:
-        return "-"
-    if len(xs) == 1:
-        return fmt(xs[0], digits)
-    return f"{fmt(mean(xs), digits)} [{fmt(min(xs), digits)}..{fmt(max(xs), digits)}]"
 
 
 def avg(xs):
