@@ -16,7 +16,7 @@ import sys
 from collections import defaultdict
 from statistics import mean
 
-from overhead_report import fmt, load, rng  # the long-stream report's helpers
+from overhead_report import added, fmt, load, rng  # the long-stream report's helpers
 
 MIN_ADDED_US = 10.0
 
@@ -30,16 +30,6 @@ RATE_CPU_LIMIT = 1.5
 def avg(xs):
     xs = [x for x in xs if x is not None]
     return mean(xs) if xs else None
-
-
-def added(runs, direct, key):
-    """Per round: the run's value minus the direct run's of the same round."""
-    out = []
-    for r in runs:
-        d = direct.get(r["round"])
-        if d is not None and r.get(key) is not None and d.get(key) is not None:
-            out.append(r[key] - d[key])
-    return out
 
 
 def ratio(tg, ng):
@@ -111,10 +101,7 @@ def stream_table(scenario, targets):
     for t in targets.values():
         runs = t.runs
         d = t.direct
-        x = "-" if d or t.name == "nginx" or not ng else \
-            f"{ratio_cell(t.a50, ng.a50)} / {ratio_cell(t.a99, ng.a99)}"
-        cpu_x = "-" if d or t.name == "nginx" or not ng or not t.cpu_mean() or not ng.cpu_mean() else \
-            f"{t.cpu_mean() / ng.cpu_mean():.2f}"
+        x, cpu_x = against_nginx(t, ng)
         rate = f"{fmt(avg(r['achieved_rps'] for r in runs), 1)}, {fmt(avg(r['events_per_s'] for r in runs))}"
         coal = f"{t.coalesced} ({100 * t.coalesced / max(1, t.events):.3f} %)"
         print(f"| {t.name} | {one_way(runs, ('p50_us', 'p99_us', 'p999_us'))} | {'-' if d else rng(t.a50)} "
@@ -122,6 +109,15 @@ def stream_table(scenario, targets):
               f"| {'-' if d else rng(t.f50) + ' / ' + rng(t.f99)} | {rng(t.cpu, 2)} | {cpu_x} | {rng(t.rss)} "
               f"| {rate} | {coal} | {t.failed_cell()} | {loadavg(runs)} |")
     print()
+
+
+def against_nginx(t, ng):
+    """The "x nginx" cells of a row: added p50 / p99 and CPU, each as a multiple of nginx's."""
+    if t.direct or t.name == "nginx" or not ng:
+        return "-", "-"
+    x = f"{ratio_cell(t.a50, ng.a50)} / {ratio_cell(t.a99, ng.a99)}"
+    cpu_x = f"{t.cpu_mean() / ng.cpu_mean():.2f}" if t.cpu_mean() and ng.cpu_mean() else "-"
+    return x, cpu_x
 
 
 def rate_table(scenario, targets):
@@ -135,10 +131,7 @@ def rate_table(scenario, targets):
     for t in targets.values():
         runs = t.runs
         d = t.direct
-        x = "-" if d or t.name == "nginx" or not ng else \
-            f"{ratio_cell(t.a50, ng.a50)} / {ratio_cell(t.a99, ng.a99)}"
-        cpu_x = "-" if d or t.name == "nginx" or not ng or not t.cpu_mean() or not ng.cpu_mean() else \
-            f"{t.cpu_mean() / ng.cpu_mean():.2f}"
+        x, cpu_x = against_nginx(t, ng)
         print(f"| {t.name} | {one_way(runs, ('p50_us', 'p99_us', 'p999_us'))} | {'-' if d else rng(t.a50)} "
               f"| {'-' if d else rng(t.a99)} | {x} | {one_way(runs, ('from_send_p50_us', 'from_send_p99_us'))} "
               f"| {rng(t.cpu)} | {cpu_x} | {rng(t.rss)} | {fmt(avg(r['achieved_rps'] for r in runs), 1)} "
