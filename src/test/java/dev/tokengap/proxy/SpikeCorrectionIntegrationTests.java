@@ -48,10 +48,17 @@ class SpikeCorrectionIntegrationTests extends ScriptedUpstreamTests {
 		Recording recording = StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 				"{\"model\":\"m-corrected\",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
 		assertThat(recording.status()).isEqualTo(200);
-		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
+		// On a loaded machine a 20 ms gap can also stretch into a spike; it is corrected
+		// the
+		// same way, so every spike of the stream is counted once, under engine_other.
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+			long listed = PrometheusText.get(this.managementPort, "/actuator/spikes")
+				.split("\"model\":\"m-corrected\"", -1).length - 1;
+			assertThat(listed).isPositive();
+			assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_gap_spike_seconds_count", "model_name", "m-corrected", "cause", "engine_other"))
-				.isEqualTo(1));
+				.isEqualTo(listed);
+		});
 		assertThat(PrometheusText.scrape(this.managementPort)
 			.matching("tokengap_gap_spike_seconds_count", "model_name", "m-corrected", "cause", "unknown"))
 			.as("counted once, under the cause it ended up with")
