@@ -11,13 +11,14 @@ import io.netty.channel.Channel;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.Connection;
-import reactor.netty.http.client.HttpClientResponse;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
@@ -207,11 +208,11 @@ final class ProxyExchange {
 		return exchange.doFinally((signal) -> body.release());
 	}
 
-	private Mono<Void> respond(HttpClientResponse response, Connection upstream) {
+	private Mono<Void> respond(HttpResponse response, Publisher<ByteBuf> body) {
 		int status = response.status().code();
 		this.out.status(response.status());
 		HttpHeaders headers = this.out.responseHeaders();
-		HopByHopHeaders.copy(response.responseHeaders(), headers, OWN_HEADERS);
+		HopByHopHeaders.copy(response.headers(), headers, OWN_HEADERS);
 		headers.set("x-request-id", this.requestId);
 		this.recorder.responded(status);
 		StreamOutcome refused = StreamOutcome.ofEngineStatus(status);
@@ -220,7 +221,7 @@ final class ProxyExchange {
 		}
 		// Only a generation is a live stream: a stored response replayed as events
 		// (GET /v1/responses/{id}?stream=true) is forwarded, not timed.
-		boolean live = isEventStream(response.responseHeaders().get(HttpHeaderNames.CONTENT_TYPE))
+		boolean live = isEventStream(response.headers().get(HttpHeaderNames.CONTENT_TYPE))
 				&& HttpMethod.POST.equals(this.in.method());
 		if (live) {
 			this.recorder.streamStarted();
@@ -228,8 +229,8 @@ final class ProxyExchange {
 		// Headers go out now, before the first event, as the engine sent them.
 		this.out.then().subscribe(null, (ex) -> {
 		});
-		return ResponseRelay.relay(upstream.inbound().receive(), this.channel, this.recorder, live,
-				this.handler.clock(), this.handler.properties().sendTimeout().toNanos(), this::sendTimedOut);
+		return ResponseRelay.relay(body, this.channel, this.recorder, live, this.handler.clock(),
+				this.handler.properties().sendTimeout().toNanos(), this::sendTimedOut);
 	}
 
 	private void sendTimedOut() {

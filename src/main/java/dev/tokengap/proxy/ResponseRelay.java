@@ -12,9 +12,9 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.handler.timeout.ReadTimeoutException;
 import io.netty.util.ByteProcessor;
+import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 
@@ -162,7 +162,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	 * @param sendTimedOut told (on the client loop) when a client is closed for that
 	 * @return completes with the relay
 	 */
-	static Mono<Void> relay(Flux<ByteBuf> body, Channel client, ExchangeRecorder recorder, boolean timed,
+	static Mono<Void> relay(Publisher<ByteBuf> body, Channel client, ExchangeRecorder recorder, boolean timed,
 			NanoClock clock, long sendTimeoutNanos, Runnable sendTimedOut) {
 		return Mono.create((sink) -> {
 			ResponseRelay relay = new ResponseRelay(client, recorder, timed, clock, sendTimeoutNanos, sendTimedOut,

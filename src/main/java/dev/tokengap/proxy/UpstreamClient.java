@@ -5,31 +5,32 @@ import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
-import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.ConnectTimeoutException;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.EventLoop;
+import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpMethod;
-import reactor.core.publisher.Flux;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.resolver.dns.DnsAddressResolverGroup;
+import io.netty.resolver.dns.DnsNameResolverBuilder;
+import io.netty.util.concurrent.Future;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
-import reactor.netty.Connection;
-import reactor.netty.http.client.HttpClient;
-import reactor.netty.http.client.HttpClientResponse;
-import reactor.netty.http.client.PrematureCloseException;
+import reactor.netty.http.HttpResources;
 import reactor.netty.http.server.HttpServerRequest;
-import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 
 /**
@@ -37,24 +38,32 @@ import reactor.netty.resources.LoopResources;
  * headers and body bytes, and hands the response to a callback as soon as its headers
  * arrive.
  * <p>
- * Each event loop has its own connection pool, and its upstream connections run on that
- * loop: an exchange's client and engine connections then share one thread, so relaying a
- * chunk never hands it to another loop (a task queue and an eventfd wake-up per event,
- * and a wait for the scheduler on a busy host). nginx keeps its upstream keep-alive pools
- * per worker for the same reason.
+ * Each event loop has its own connection pool ({@link EnginePool}), and its engine
+ * connections run on that loop: an exchange's client and engine connections then share
+ * one thread, so relaying a chunk never hands it to another loop (a task queue and an
+ * eventfd wake-up per event, and a wait for the scheduler on a busy host). nginx keeps
+ * its upstream keep-alive pools per worker for the same reason. The HTTP/1.1 client is
+ * Netty's codec with a small exchange on top ({@link EngineExchange}): a request costs a
+ * header copy, the request message and one task-free pass through the pool, where a
+ * general-purpose client's connect chain and pool cost about half of the proxy's
+ * per-request CPU (measured in docs/performance.md).
  */
 public final class UpstreamClient {
 
 	private static final Set<String> NOT_FORWARDED = Set.of("host", "content-length", "x-forwarded-for",
 			"x-forwarded-proto", "x-forwarded-host", "x-request-id");
 
-	private final Map<EventLoop, HttpClient> clients = new ConcurrentHashMap<>();
-
-	private final List<ConnectionProvider> providers = new CopyOnWriteArrayList<>();
+	private final Map<EventLoop, EnginePool> pools = new ConcurrentHashMap<>();
 
 	private final int connectionsPerLoop;
 
 	private final String base;
+
+	private final String basePath;
+
+	private final String host;
+
+	private final SocketAddress remote;
 
 	private final UpstreamProperties properties;
 
@@ -62,8 +71,10 @@ public final class UpstreamClient {
 
 	private final long idleTimeoutNanos;
 
+	private volatile DnsAddressResolverGroup resolver;
+
 	/**
-	 * Creates the client and its connection pool.
+	 * Creates the client; its pools are made on first use, one per event loop.
 	 * @param properties where the engine is and the timeouts
 	 */
 	public UpstreamClient(UpstreamProperties properties) {
@@ -72,41 +83,45 @@ public final class UpstreamClient {
 		this.idleTimeoutNanos = properties.idleTimeout().toNanos();
 		URI url = properties.url();
 		String path = (url.getRawPath() == null) ? "" : url.getRawPath();
-		this.base = url.getScheme() + "://" + url.getRawAuthority()
-				+ (path.endsWith("/") ? path.substring(0, path.length() - 1) : path);
+		this.basePath = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+		this.base = url.getScheme() + "://" + url.getRawAuthority() + this.basePath;
+		int port = (url.getPort() != -1) ? url.getPort() : 80;
+		this.host = (port == 80) ? url.getHost() : url.getHost() + ":" + port;
+		String hostName = url.getHost();
+		if (hostName.startsWith("[") && hostName.endsWith("]")) {
+			hostName = hostName.substring(1, hostName.length() - 1);
+		}
+		this.remote = InetSocketAddress.createUnresolved(hostName, port);
 		this.connectionsPerLoop = Math.max(1, (properties.maxConnections() + LoopResources.DEFAULT_IO_WORKER_COUNT - 1)
 				/ LoopResources.DEFAULT_IO_WORKER_COUNT);
 	}
 
-	private HttpClient clientOn(EventLoop loop) {
-		HttpClient client = this.clients.get(loop);
-		return (client != null) ? client : this.clients.computeIfAbsent(loop, this::newClient);
+	private EnginePool poolOn(EventLoop loop) {
+		EnginePool pool = this.pools.get(loop);
+		return (pool != null) ? pool : this.pools.computeIfAbsent(loop, this::newPool);
 	}
 
-	private HttpClient newClient(EventLoop loop) {
-		ConnectionProvider provider = ConnectionProvider.builder("tokengap-upstream-" + this.providers.size())
-			.maxConnections(this.connectionsPerLoop)
-			.pendingAcquireMaxCount(-1)
-			// Reactor Netty's default (45 s) would surface as a 504 long after the real
-			// cause
-			.pendingAcquireTimeout(this.properties.pendingAcquireTimeout())
-			.maxIdleTime(this.properties.maxIdleTime())
-			// Without a background sweep an idle connection is only closed when next
-			// acquired:
-			// after a burst, hundreds stayed open long past max-idle-time.
-			.evictInBackground(this.properties.maxIdleTime())
-			.build();
-		this.providers.add(provider);
-		return HttpClient.create(provider)
-			.runOn(loop)
-			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) this.properties.connectTimeout().toMillis())
-			.keepAlive(true)
-			.compress(false)
-			.followRedirect(false)
-			.doOnChannelInit((observer, channel, address) -> UpstreamTimeouts.install(channel))
-			// Never replay a request the engine may have started (a retried POST would
-			// generate twice).
-			.disableRetry(true);
+	private EnginePool newPool(EventLoop loop) {
+		LoopResources loops = HttpResources.get();
+		Class<? extends SocketChannel> channelType = loops.onChannelClass(SocketChannel.class, loop);
+		return new EnginePool(loop, channelType, resolver(loops, loop), this.remote, this.properties,
+				this.connectionsPerLoop);
+	}
+
+	/** Resolves the engine's host name without blocking an event loop (Netty's DNS). */
+	private DnsAddressResolverGroup resolver(LoopResources loops, EventLoop loop) {
+		DnsAddressResolverGroup group = this.resolver;
+		if (group == null) {
+			synchronized (this) {
+				group = this.resolver;
+				if (group == null) {
+					group = new DnsAddressResolverGroup(new DnsNameResolverBuilder()
+						.datagramChannelType(loops.onChannelClass(DatagramChannel.class, loop)));
+					this.resolver = group;
+				}
+			}
+		}
+		return group;
 	}
 
 	/**
@@ -116,57 +131,49 @@ public final class UpstreamClient {
 	 * run on
 	 * @param body the body bytes read from the client (not released here)
 	 * @param requestId the request id to send as {@code X-Request-Id}
-	 * @param onResponse called on the upstream connection's loop when the response
-	 * headers arrive; its Mono completes when the whole exchange has an outcome
+	 * @param onResponse called on the loop when the response headers arrive, with the
+	 * response body (which must be subscribed to or the exchange's Mono ended); its Mono
+	 * completes when the whole exchange has an outcome
 	 * @return completes with the exchange; errors before the response headers are
-	 * {@link UpstreamUnavailableException} or {@link UpstreamTimeoutException}
+	 * {@link UpstreamUnavailableException}, {@link UpstreamSaturatedException} or
+	 * {@link UpstreamTimeoutException}
 	 */
 	Mono<Void> exchange(HttpServerRequest in, EventLoop loop, ByteBuf body, String requestId,
-			BiFunction<HttpClientResponse, Connection, Mono<Void>> onResponse) {
-		HttpMethod method = in.method();
-		Deadlines deadlines = new Deadlines();
-		return clientOn(loop).request(method).uri(this.base + in.uri()).send((request, out) -> {
-			deadlines.begin(((Connection) request).channel(), this.responseTimeoutNanos);
-			HttpHeaders headers = request.requestHeaders();
-			String host = headers.get(HttpHeaderNames.HOST);
-			headers.clear();
-			headers.set(HttpHeaderNames.HOST, host);
+			BiFunction<HttpResponse, Publisher<ByteBuf>, Mono<Void>> onResponse) {
+		EnginePool pool = poolOn(loop);
+		return Mono.<EngineExchange>create((sink) -> {
+			HttpHeaders headers = new DefaultHttpHeaders();
+			headers.set(HttpHeaderNames.HOST, this.host);
 			HopByHopHeaders.copy(in.requestHeaders(), headers, NOT_FORWARDED);
 			forwarded(in, headers);
 			headers.set("x-request-id", requestId);
-			if (!hasBody(in, body)) {
-				return out;
+			if (hasBody(in, body)) {
+				headers.set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
 			}
-			headers.set(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.readableBytes()));
-			return out.send(Mono.fromSupplier(body::retainedDuplicate));
-		}).responseConnection((response, connection) -> {
-			deadlines.headersIn(this.idleTimeoutNanos);
-			return onResponse.apply(response, connection);
-		}).onErrorMap(this::beforeResponse).doFinally((signal) -> deadlines.done()).then();
+			EngineExchange exchange = new EngineExchange(this, pool, in.method(), this.basePath + in.uri(), headers,
+					body, sink);
+			sink.onCancel(() -> onLoop(loop, exchange::cancelBeforeResponse));
+			onLoop(loop, exchange::start);
+		})
+			.flatMap((exchange) -> onResponse.apply(exchange.response(), exchange)
+				.doFinally((signal) -> onLoop(loop, exchange::abandon)));
 	}
 
-	/** One request's deadlines on the connection it was sent on. */
-	private static final class Deadlines {
-
-		private UpstreamTimeouts timeouts;
-
-		private long ticket;
-
-		void begin(Channel channel, long responseTimeoutNanos) {
-			this.timeouts = UpstreamTimeouts.of(channel);
-			this.ticket = this.timeouts.awaitHeaders(responseTimeoutNanos);
+	private static void onLoop(EventLoop loop, Runnable action) {
+		if (loop.inEventLoop()) {
+			action.run();
 		}
-
-		void headersIn(long idleTimeoutNanos) {
-			this.timeouts.headersIn(this.ticket, idleTimeoutNanos);
+		else {
+			loop.execute(action);
 		}
+	}
 
-		void done() {
-			if (this.timeouts != null) {
-				this.timeouts.done(this.ticket);
-			}
-		}
+	long responseTimeoutNanos() {
+		return this.responseTimeoutNanos;
+	}
 
+	long idleTimeoutNanos() {
+		return this.idleTimeoutNanos;
 	}
 
 	private static boolean hasBody(HttpServerRequest in, ByteBuf body) {
@@ -197,24 +204,33 @@ public final class UpstreamClient {
 		return "unknown";
 	}
 
-	private Throwable beforeResponse(Throwable error) {
-		// Reactor Netty's (shaded) PoolAcquireTimeoutException is a TimeoutException too
-		if (error.getClass().getSimpleName().equals("PoolAcquireTimeoutException")) {
-			return new UpstreamSaturatedException("All " + this.connectionsPerLoop
-					+ " engine connections of this event loop stayed busy for "
-					+ this.properties.pendingAcquireTimeout() + " (tokengap.upstream.pending-acquire-timeout); raise"
-					+ " tokengap.upstream.max-connections (now " + this.properties.maxConnections()
-					+ ", split across the event loops)", error);
+	/**
+	 * What a failure before the response headers means for the client.
+	 * @param error the failure
+	 * @return the exception the exchange fails with
+	 */
+	Throwable beforeResponse(Throwable error) {
+		if (error instanceof UpstreamSaturatedException || error instanceof UpstreamUnavailableException) {
+			return error;
 		}
 		if (error instanceof TimeoutException) {
 			return new UpstreamTimeoutException("The engine sent no response headers within "
 					+ this.properties.responseTimeout() + " (tokengap.upstream.response-timeout)");
 		}
-		if (error instanceof ConnectException || error instanceof PrematureCloseException
-				|| error instanceof ConnectTimeoutException || error instanceof IOException) {
+		if (error instanceof DecoderException) {
+			return new UpstreamUnavailableException(
+					"The engine at " + this.base + " sent an invalid response: " + error.getMessage()
+							+ ((error.getCause() != null) ? " (" + error.getCause().getMessage() + ")" : ""),
+					error);
+		}
+		if (error instanceof ConnectException || error instanceof IOException) {
 			return new UpstreamUnavailableException("The engine at " + this.base + " is unreachable: "
 					+ error.getClass().getSimpleName() + (error.getMessage() != null ? ": " + error.getMessage() : ""),
 					error);
+		}
+		if (error instanceof IllegalStateException) {
+			return new UpstreamUnavailableException(
+					"The engine at " + this.base + " cannot be reached: " + error.getMessage(), error);
 		}
 		return error;
 	}
@@ -228,7 +244,30 @@ public final class UpstreamClient {
 
 	/** Closes the connection pools. */
 	public void close() {
-		Flux.fromIterable(this.providers).flatMap(ConnectionProvider::disposeLater).then().block(Duration.ofSeconds(5));
+		List<Future<?>> closing = new ArrayList<>();
+		for (EnginePool pool : this.pools.values()) {
+			if (pool.loop().isShuttingDown()) {
+				continue;
+			}
+			if (pool.loop().inEventLoop()) {
+				closing.addAll(pool.close());
+				continue;
+			}
+			try {
+				List<ChannelFuture> futures = pool.loop().submit(pool::close).get(5, TimeUnit.SECONDS);
+				closing.addAll(futures);
+			}
+			catch (Exception ex) {
+				// the loop is gone: so are its connections
+			}
+		}
+		for (Future<?> future : closing) {
+			future.awaitUninterruptibly(5, TimeUnit.SECONDS);
+		}
+		DnsAddressResolverGroup group = this.resolver;
+		if (group != null) {
+			group.close();
+		}
 	}
 
 }

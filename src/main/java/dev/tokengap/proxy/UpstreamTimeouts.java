@@ -8,7 +8,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.ReadTimeoutException;
-import io.netty.util.AttributeKey;
 
 /**
  * The two deadlines of a request on one engine connection, kept by one handler that lives
@@ -28,8 +27,6 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 
 	static final String NAME = "tokengap.upstreamTimeouts";
 
-	private static final AttributeKey<UpstreamTimeouts> KEY = AttributeKey.valueOf(UpstreamTimeouts.class, NAME);
-
 	private ChannelHandlerContext context;
 
 	private long ticket;
@@ -43,21 +40,12 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 	/**
 	 * Installs the handler on a new engine connection.
 	 * @param channel the connection, before it is used
+	 * @return the handler
 	 */
-	static void install(Channel channel) {
+	static UpstreamTimeouts install(Channel channel) {
 		UpstreamTimeouts timeouts = new UpstreamTimeouts();
-		channel.attr(KEY).set(timeouts);
 		channel.pipeline().addFirst(NAME, timeouts);
-	}
-
-	/**
-	 * The handler of a connection.
-	 * @param channel an engine connection
-	 * @return its handler, or null when it has none (it was not made by
-	 * {@link UpstreamClient})
-	 */
-	static UpstreamTimeouts of(Channel channel) {
-		return channel.attr(KEY).get();
+		return timeouts;
 	}
 
 	@Override

@@ -1,0 +1,422 @@
+package dev.tokengap.proxy;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.ScheduledFuture;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpStatusClass;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+import reactor.core.publisher.MonoSink;
+
+/**
+ * One request to the engine, from the wait for a connection to the last byte of the
+ * response, on the event loop of its pool. It is also the response body's publisher: the
+ * body's buffers go to the one subscriber as they are decoded, and only as far as it has
+ * asked; while it has not, reading from the engine pauses (TCP backpressure reaches the
+ * engine) and what was already read waits here.
+ *
+ * <pre>
+ * ACQUIRING ─connection─▶ SENT ─headers─▶ STREAMING ─last chunk─▶ ENDED (connection reused)
+ *     │                    │                  │
+ *     └─ fails, cancel ────┴──────────────────┴──▶ OVER (the connection is closed, so the
+ *                                                       engine aborts the request)
+ * </pre>
+ */
+final class EngineExchange implements Publisher<ByteBuf>, Subscription {
+
+	private static final int ACQUIRING = 0;
+
+	private static final int SENT = 1;
+
+	private static final int STREAMING = 2;
+
+	private static final int ENDED = 3;
+
+	private static final int OVER = 4;
+
+	private final UpstreamClient client;
+
+	private final EnginePool pool;
+
+	private final HttpMethod method;
+
+	private final String uri;
+
+	private final HttpHeaders headers;
+
+	private final MonoSink<EngineExchange> sink;
+
+	/** This exchange's reference to the request body, until the write takes it. */
+	private ByteBuf body;
+
+	private int state = ACQUIRING;
+
+	private ScheduledFuture<?> acquireTimer;
+
+	private EngineConnection connection;
+
+	private long ticket;
+
+	private HttpResponse response;
+
+	private boolean informational;
+
+	private Subscriber<? super ByteBuf> subscriber;
+
+	private long demand;
+
+	private final ArrayDeque<HttpContent> pending = new ArrayDeque<>(2);
+
+	private boolean complete;
+
+	private Throwable error;
+
+	private boolean signalled;
+
+	private boolean draining;
+
+	private boolean cancelled;
+
+	EngineExchange(UpstreamClient client, EnginePool pool, HttpMethod method, String uri, HttpHeaders headers,
+			ByteBuf body, MonoSink<EngineExchange> sink) {
+		this.client = client;
+		this.pool = pool;
+		this.method = method;
+		this.uri = uri;
+		this.headers = headers;
+		this.body = body.retainedDuplicate();
+		this.sink = sink;
+	}
+
+	/** The response headers; set once the exchange has been published to its sink. */
+	HttpResponse response() {
+		return this.response;
+	}
+
+	/** Asks the pool for a connection. On the loop. */
+	void start() {
+		if (this.state == ACQUIRING && !this.cancelled) {
+			this.pool.acquire(this);
+		}
+	}
+
+	void awaitConnection(ScheduledFuture<?> timer) {
+		this.acquireTimer = timer;
+	}
+
+	/**
+	 * Sends the request on a connection the pool found for it. On the loop.
+	 * @param connection an idle or new connection
+	 */
+	void send(EngineConnection connection) {
+		cancelAcquireTimer();
+		if (this.state != ACQUIRING) {
+			// cancelled while it waited: the connection was never used
+			this.pool.release(connection);
+			return;
+		}
+		this.state = SENT;
+		this.connection = connection;
+		connection.serve(this);
+		this.ticket = connection.timeouts().awaitHeaders(this.client.responseTimeoutNanos());
+		ByteBuf content = this.body;
+		this.body = null;
+		Channel channel = connection.channel();
+		channel.writeAndFlush(new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, this.method, this.uri, content,
+				this.headers, EmptyHttpHeaders.INSTANCE), channel.voidPromise());
+	}
+
+	/**
+	 * No connection: connecting failed, the pool stayed busy, or it is closing. On the
+	 * loop.
+	 * @param cause why
+	 */
+	void acquireFailed(Throwable cause) {
+		cancelAcquireTimer();
+		if (this.state != ACQUIRING) {
+			return;
+		}
+		this.state = OVER;
+		releaseBody();
+		this.sink.error(this.client.beforeResponse(cause));
+	}
+
+	/**
+	 * What the connection's codec decoded. On the loop.
+	 * @param msg a response head or a piece of its body
+	 */
+	void read(Object msg) {
+		if (msg instanceof HttpResponse head) {
+			if (head.decoderResult().isFailure()) {
+				ReferenceCountUtil.release(msg);
+				failed(new DecoderException("the engine's response is not valid HTTP/1.1",
+						head.decoderResult().cause()));
+				return;
+			}
+			responded(head);
+		}
+		if (msg instanceof HttpContent content) {
+			content(content);
+		}
+		else {
+			ReferenceCountUtil.release(msg);
+		}
+	}
+
+	private void responded(HttpResponse head) {
+		if (this.state != SENT) {
+			return;
+		}
+		if (head.status().codeClass() == HttpStatusClass.INFORMATIONAL) {
+			// 100 Continue and the like: the final response follows
+			this.informational = true;
+			return;
+		}
+		this.response = head;
+		this.state = STREAMING;
+		this.connection.timeouts().headersIn(this.ticket, this.client.idleTimeoutNanos());
+		this.sink.success(this);
+	}
+
+	private void content(HttpContent content) {
+		if (content.decoderResult().isFailure()) {
+			content.release();
+			failed(new DecoderException("the engine's response body is not valid HTTP/1.1",
+					content.decoderResult().cause()));
+			return;
+		}
+		boolean last = content instanceof LastHttpContent;
+		if (this.informational) {
+			this.informational = !last;
+			content.release();
+			return;
+		}
+		if (this.state != STREAMING || this.cancelled) {
+			content.release();
+			return;
+		}
+		if (last) {
+			this.state = ENDED;
+			this.complete = true;
+			endOnConnection(reusable());
+		}
+		if (this.pending.isEmpty() && this.demand > 0 && !this.draining) {
+			deliver(content);
+			if (last) {
+				drain();
+			}
+			return;
+		}
+		this.pending.addLast(content);
+		if (this.state == STREAMING && this.demand == 0) {
+			this.connection.channel().config().setAutoRead(false);
+		}
+		drain();
+	}
+
+	private boolean reusable() {
+		if (!HttpUtil.isKeepAlive(this.response)) {
+			return false;
+		}
+		// a response that came before its request was written whole (an early 4xx)
+		// leaves the connection's framing unknown
+		ChannelOutboundBuffer outbound = this.connection.channel().unsafe().outboundBuffer();
+		return outbound != null && outbound.isEmpty();
+	}
+
+	/**
+	 * The connection failed or closed under the exchange. On the loop.
+	 * @param cause why
+	 */
+	void failed(Throwable cause) {
+		switch (this.state) {
+			case SENT -> {
+				this.state = OVER;
+				endOnConnection(false);
+				this.sink.error(this.client.beforeResponse(cause));
+			}
+			case STREAMING -> {
+				this.state = OVER;
+				endOnConnection(false);
+				this.error = cause;
+				drain();
+			}
+			default -> {
+				// ended or over: nothing of this exchange is left on the connection
+			}
+		}
+	}
+
+	/**
+	 * The exchange's Mono was cancelled before the response headers came (the client went
+	 * away). On the loop.
+	 */
+	void cancelBeforeResponse() {
+		if (this.state == ACQUIRING) {
+			this.state = OVER;
+			cancelAcquireTimer();
+			this.pool.forget(this);
+			releaseBody();
+		}
+		else if (this.state == SENT) {
+			this.state = OVER;
+			endOnConnection(false);
+		}
+	}
+
+	/**
+	 * The exchange is over for the proxy: whatever of the response is still unread is
+	 * dropped with its connection. On the loop.
+	 */
+	void abandon() {
+		if (this.state == STREAMING) {
+			this.state = OVER;
+			endOnConnection(false);
+		}
+		cancelBeforeResponse();
+		this.cancelled = true;
+		releasePending();
+	}
+
+	private void endOnConnection(boolean reuse) {
+		EngineConnection on = this.connection;
+		if (on == null) {
+			return;
+		}
+		this.connection = null;
+		on.timeouts().done(this.ticket);
+		on.release(this);
+		if (reuse) {
+			on.channel().config().setAutoRead(true);
+			this.pool.release(on);
+		}
+		else {
+			on.channel().close();
+		}
+	}
+
+	@Override
+	public void subscribe(Subscriber<? super ByteBuf> subscriber) {
+		if (this.subscriber != null) {
+			subscriber.onSubscribe(this);
+			subscriber.onError(new IllegalStateException("an engine response body has one subscriber"));
+			return;
+		}
+		this.subscriber = subscriber;
+		subscriber.onSubscribe(this);
+		drain();
+	}
+
+	@Override
+	public void request(long n) {
+		if (n <= 0) {
+			return;
+		}
+		if (!this.pool.loop().inEventLoop()) {
+			this.pool.loop().execute(() -> request(n));
+			return;
+		}
+		long total = this.demand + n;
+		this.demand = (total < 0) ? Long.MAX_VALUE : total;
+		drain();
+	}
+
+	@Override
+	public void cancel() {
+		if (!this.pool.loop().inEventLoop()) {
+			this.pool.loop().execute(this::cancel);
+			return;
+		}
+		this.cancelled = true;
+		if (this.state == STREAMING) {
+			this.state = OVER;
+			endOnConnection(false);
+		}
+		releasePending();
+	}
+
+	private void drain() {
+		if (this.draining || this.subscriber == null) {
+			return;
+		}
+		this.draining = true;
+		try {
+			while (!this.cancelled) {
+				if (this.demand > 0 && !this.pending.isEmpty()) {
+					deliver(this.pending.pollFirst());
+					continue;
+				}
+				if (this.pending.isEmpty() && (this.complete || this.error != null) && !this.signalled) {
+					this.signalled = true;
+					if (this.error != null) {
+						this.subscriber.onError(this.error);
+					}
+					else {
+						this.subscriber.onComplete();
+					}
+				}
+				break;
+			}
+			if (this.cancelled) {
+				releasePending();
+			}
+			else if (this.state == STREAMING && this.pending.isEmpty() && this.demand > 0
+					&& !this.connection.channel().config().isAutoRead()) {
+				this.connection.channel().config().setAutoRead(true);
+			}
+		}
+		finally {
+			this.draining = false;
+		}
+	}
+
+	private void deliver(HttpContent content) {
+		try {
+			ByteBuf buf = content.content();
+			if (buf.isReadable() && this.subscriber != null && !this.cancelled) {
+				this.demand--;
+				this.subscriber.onNext(buf);
+			}
+		}
+		finally {
+			content.release();
+		}
+	}
+
+	private void releasePending() {
+		HttpContent content;
+		while ((content = this.pending.pollFirst()) != null) {
+			content.release();
+		}
+	}
+
+	private void releaseBody() {
+		if (this.body != null) {
+			this.body.release();
+			this.body = null;
+		}
+	}
+
+	private void cancelAcquireTimer() {
+		if (this.acquireTimer != null) {
+			this.acquireTimer.cancel(false);
+			this.acquireTimer = null;
+		}
+	}
+
+}

@@ -1,0 +1,271 @@
+package dev.tokengap.proxy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.RawHttpClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * tokengap's engine connections against an engine that is a plain socket, so that each
+ * test says exactly what goes over the wire: keep-alive reuse, an engine that closes,
+ * interim responses, and responses that are not valid HTTP. The engine is named
+ * {@code localhost}, so its address is resolved by the client's own resolver.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.server.port=0", "tokengap.metrics.models=m-conn" })
+class EngineConnectionIntegrationTests {
+
+	private static final SocketEngine engine = SocketEngine.start();
+
+	@LocalServerPort
+	private int port;
+
+	@LocalManagementPort
+	private int managementPort;
+
+	@DynamicPropertySource
+	static void upstreamUrl(DynamicPropertyRegistry registry) {
+		registry.add("tokengap.upstream.url", () -> "http://localhost:" + engine.port());
+	}
+
+	@AfterAll
+	static void stop() throws IOException {
+		engine.close();
+	}
+
+	@Test
+	void reusesOneConnectionForRequestsInSequence() {
+		String path = "/v1/reuse";
+		engine.answer(path, (request) -> new Answer(json("{}"), false));
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port, post(path) + post(path) + post(path), 3);
+		assertThat(response.statuses()).containsExactly(200, 200, 200);
+		assertThat(engine.connectionsServing(path)).isEqualTo(1);
+	}
+
+	@Test
+	void opensANewConnectionAfterTheEngineSaidClose() {
+		String path = "/v1/close";
+		engine.answer(path, (request) -> new Answer("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+				+ "connection: close\r\ncontent-length: 2\r\n\r\n{}", true));
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port, post(path) + post(path) + post(path), 3);
+		assertThat(response.statuses()).containsExactly(200, 200, 200);
+		assertThat(engine.connectionsServing(path)).isEqualTo(3);
+	}
+
+	@Test
+	void anIdleConnectionTheEngineClosedCostsNoRequest() throws Exception {
+		String path = "/v1/idle-closed";
+		// uvicorn closes a keep-alive connection after its timeout (5 s) without saying
+		// so
+		// in the response
+		engine.answer(path, (request) -> new Answer(json("{}"), true));
+		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
+			client.send(post(path));
+			client.readUntil("{}", Duration.ofSeconds(5));
+			Thread.sleep(300);
+			client.send(post(path));
+			await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+				client.readWithin(Duration.ofMillis(100));
+				assertThat(new RawHttpClient.Response(client.received()).statuses()).containsExactly(200, 200);
+			});
+		}
+		assertThat(engine.connectionsServing(path)).isEqualTo(2);
+	}
+
+	@Test
+	void skipsAnInterimContinueResponse() {
+		String path = "/v1/continue";
+		engine.answer(path, (request) -> new Answer("HTTP/1.1 100 Continue\r\n\r\n" + json("{\"ok\":1}"), false));
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port, post(path), 1);
+		assertThat(response.statuses()).containsExactly(200);
+		assertThat(response.firstBody()).isEqualTo("{\"ok\":1}");
+	}
+
+	@Test
+	void aResponseThatIsNotHttpIsA502ThatSaysSo() {
+		String path = "/v1/garbage";
+		engine.answer(path, (request) -> new Answer("HTTP/1.1 2x0 Nope\r\nno colon here\r\n\r\n", true));
+		RawHttpClient.Response response = RawHttpClient.exchange(this.port, post(path), 1);
+		assertThat(response.statuses()).containsExactly(502);
+		assertThat(response.text()).contains("BadGatewayError", "sent an invalid response");
+	}
+
+	@Test
+	void aBrokenChunkMidStreamIsAnUpstreamErrorNotACompletedStream() {
+		String path = "/v1/chat/completions";
+		String event = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,"
+				+ "\"delta\":{\"content\":\"one\"},\"finish_reason\":null}]}\n\n";
+		engine.answer(path,
+				(request) -> new Answer("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+						+ "transfer-encoding: chunked\r\n\r\n" + Integer.toHexString(event.length()) + "\r\n" + event
+						+ "\r\nzz-not-a-size\r\n" + "data: [DONE]\n\n\r\n0\r\n\r\n", true));
+		String body = "{\"model\":\"m-conn\",\"stream\":true}";
+		String text;
+		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
+			client.send("POST " + path + " HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: "
+					+ body.length() + "\r\n\r\n" + body);
+			assertThat(client.awaitClosed(Duration.ofSeconds(10))).as("the client connection is closed").isTrue();
+			text = client.received();
+		}
+		assertThat(text).contains("\"content\":\"one\"").doesNotContain("[DONE]");
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
+				.value("tokengap_streams_total", "model_name", "m-conn", "outcome", "upstream_error")).isEqualTo(1));
+		assertThat(PrometheusText.scrape(this.managementPort)
+			.matching("tokengap_streams_total", "model_name", "m-conn", "outcome", "completed"))
+			.allSatisfy((sample) -> assertThat(sample.value()).isZero());
+	}
+
+	private static String json(String body) {
+		return "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: " + body.length() + "\r\n\r\n"
+				+ body;
+	}
+
+	private static String post(String path) {
+		return "POST " + path + " HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+	}
+
+	/**
+	 * What the engine writes for a request, and whether it closes the connection then.
+	 */
+	record Answer(String bytes, boolean close) {
+	}
+
+	/**
+	 * An engine that is a server socket: one thread per connection reads requests (head
+	 * and {@code Content-Length} body) and writes the scripted answer for the path;
+	 * anything unscripted ({@code /metrics}, {@code /v1/models}) is a 404.
+	 */
+	static final class SocketEngine implements AutoCloseable {
+
+		private static final Pattern LENGTH = Pattern.compile("(?im)^content-length:\\s*(\\d+)");
+
+		private final ServerSocket server;
+
+		private final ConcurrentHashMap<String, Function<String, Answer>> answers = new ConcurrentHashMap<>();
+
+		private final ConcurrentHashMap<String, Set<Integer>> connections = new ConcurrentHashMap<>();
+
+		private final AtomicInteger accepted = new AtomicInteger();
+
+		private SocketEngine(ServerSocket server) {
+			this.server = server;
+		}
+
+		static SocketEngine start() {
+			try {
+				SocketEngine engine = new SocketEngine(new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1")));
+				Thread acceptor = new Thread(engine::accept, "socket-engine");
+				acceptor.setDaemon(true);
+				acceptor.start();
+				return engine;
+			}
+			catch (IOException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
+
+		int port() {
+			return this.server.getLocalPort();
+		}
+
+		void answer(String path, Function<String, Answer> answer) {
+			this.answers.put(path, answer);
+		}
+
+		/** How many connections carried a request for the path. */
+		int connectionsServing(String path) {
+			return this.connections.getOrDefault(path, Set.of()).size();
+		}
+
+		private void accept() {
+			while (!this.server.isClosed()) {
+				try {
+					Socket socket = this.server.accept();
+					int id = this.accepted.incrementAndGet();
+					Thread connection = new Thread(() -> serve(socket, id), "socket-engine-" + id);
+					connection.setDaemon(true);
+					connection.start();
+				}
+				catch (IOException ex) {
+					return;
+				}
+			}
+		}
+
+		private void serve(Socket socket, int id) {
+			try (socket; InputStream in = socket.getInputStream(); OutputStream out = socket.getOutputStream()) {
+				while (true) {
+					String head = readHead(in);
+					if (head == null) {
+						return;
+					}
+					Matcher length = LENGTH.matcher(head);
+					if (length.find()) {
+						in.readNBytes(Integer.parseInt(length.group(1)));
+					}
+					String path = head.substring(head.indexOf(' ') + 1, head.indexOf(' ', head.indexOf(' ') + 1));
+					this.connections.computeIfAbsent(path, (p) -> ConcurrentHashMap.newKeySet()).add(id);
+					Function<String, Answer> script = this.answers.get(path);
+					Answer answer = (script != null) ? script.apply(head)
+							: new Answer("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n", false);
+					out.write(answer.bytes().getBytes(StandardCharsets.ISO_8859_1));
+					out.flush();
+					if (answer.close()) {
+						return;
+					}
+				}
+			}
+			catch (IOException ex) {
+				// the proxy closed the connection
+			}
+		}
+
+		private static String readHead(InputStream in) throws IOException {
+			ByteArrayOutputStream head = new ByteArrayOutputStream();
+			int matched = 0;
+			int b;
+			while ((b = in.read()) >= 0) {
+				head.write(b);
+				matched = (b == "\r\n\r\n".charAt(matched)) ? matched + 1 : (b == '\r') ? 1 : 0;
+				if (matched == 4) {
+					return head.toString(StandardCharsets.ISO_8859_1);
+				}
+			}
+			return null;
+		}
+
+		@Override
+		public void close() throws IOException {
+			this.server.close();
+		}
+
+	}
+
+}
