@@ -287,8 +287,9 @@ public final class StreamingClient {
 			Map<String, String> headers) {
 		HttpClient withHeaders = this.client.headers((h) -> {
 			headers.forEach(h::set);
-			if (body != null) {
-				h.set("Content-Type", "application/json");
+			// A body is JSON unless the caller says otherwise (a hand-built form).
+			if (body != null && !h.contains(HttpHeaderNames.CONTENT_TYPE)) {
+				h.set(HttpHeaderNames.CONTENT_TYPE, "application/json");
 			}
 		});
 		HttpClient.RequestSender sender = withHeaders.request(method).uri(path);
