@@ -27,7 +27,6 @@ import dev.tokengap.sim.SimulatorProperties;
 import dev.tokengap.sim.SimulatorServer;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.StreamingClient;
-import dev.tokengap.testsupport.StreamingClient.Exchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -159,10 +158,10 @@ class EnginePoolIntegrationTests {
 	 * {@link EngineRestartIntegrationTests}).
 	 */
 	static String post(int port, String body, Map<String, String> headers) {
-		Exchange exchange = StreamingClient.at("http://127.0.0.1:" + port, Duration.ofSeconds(60))
-			.post("/v1/chat/completions", body, headers);
-		assertThat(exchange.error()).as("the whole body read").isNull();
-		return exchange.body();
+		return StreamingClient.at("http://127.0.0.1:" + port, Duration.ofSeconds(60))
+			.post("/v1/chat/completions", body, headers)
+			.whole()
+			.body();
 	}
 
 	private static int count(String text, String part) {

@@ -92,11 +92,11 @@ class ModelLabelCardinalityIntegrationTests extends ScriptedUpstreamTests {
 			return Flux.fromIterable(models)
 				.flatMap(
 						(model) -> Mono
-							.fromCallable(
-									() -> client
-										.post("/v1/chat/completions",
-												StreamingClient.JSON.writeValueAsString(Map.of("model", model)))
-										.status())
+							.fromCallable(() -> client
+								.post("/v1/chat/completions",
+										StreamingClient.JSON.writeValueAsString(Map.of("model", model)))
+								.whole()
+								.status())
 							.subscribeOn(senders),
 						concurrency)
 				.filter((status) -> status == 200)
