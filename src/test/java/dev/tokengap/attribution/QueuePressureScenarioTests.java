@@ -1,9 +1,5 @@
 package dev.tokengap.attribution;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +9,8 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
+
+import dev.tokengap.testsupport.StreamingClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -69,15 +67,13 @@ class QueuePressureScenarioTests extends ScenarioSupport {
 			.allSatisfy((spike) -> assertThat(spike.scope()).isEqualTo(SpikeScope.ALONE.label()));
 	}
 
-	private int postThroughTokengap(Request request) throws Exception {
+	private int postThroughTokengap(Request request) {
 		String body = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":" + request.maxTokens()
 				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + request.prompt() + "\"}]}";
-		HttpRequest post = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/v1/chat/completions"))
-			.header("content-type", "application/json")
-			.timeout(Duration.ofSeconds(10))
-			.POST(HttpRequest.BodyPublishers.ofString(body))
-			.build();
-		return HttpClient.newHttpClient().send(post, HttpResponse.BodyHandlers.discarding()).statusCode();
+		return StreamingClient.at("http://127.0.0.1:" + this.port, Duration.ofSeconds(10))
+			.post("/v1/chat/completions", body)
+			.whole()
+			.status();
 	}
 
 }

@@ -124,6 +124,8 @@ abstract class ScenarioSupport {
 		String body = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":" + request.maxTokens()
 				+ (request.includeUsage() ? ",\"stream_options\":{\"include_usage\":true}" : "")
 				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + request.prompt() + "\"}]}";
+		// Not StreamingClient: a reader that takes one buffer at a time and stops reading
+		// behind a small receive window is what the slow-client scenarios need.
 		HttpClient client = HttpClient.create(ConnectionProvider.newConnection()).headers((h) -> {
 			h.set("content-type", "application/json");
 			h.set("x-request-id", request.id());

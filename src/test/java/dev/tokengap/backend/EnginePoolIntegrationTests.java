@@ -1,14 +1,9 @@
 package dev.tokengap.backend;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -31,6 +26,7 @@ import org.springframework.test.context.DynamicPropertySource;
 import dev.tokengap.sim.SimulatorProperties;
 import dev.tokengap.sim.SimulatorServer;
 import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.StreamingClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -50,8 +46,6 @@ import static org.awaitility.Awaitility.await;
 class EnginePoolIntegrationTests {
 
 	private static final String MODEL = "sim-llama-3-8b";
-
-	private static final HttpClient HTTP = HttpClient.newHttpClient();
 
 	private static final Pattern PREEMPTIONS = Pattern.compile("(?m)^vllm:num_preemptions_total\\{[^}]*} ([0-9.e+]+)$");
 
@@ -132,10 +126,7 @@ class EnginePoolIntegrationTests {
 		for (int i = 0; i < 3; i++) {
 			String body = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":40,\"messages\":[{\"role\":"
 					+ "\"user\",\"content\":\"pool " + i + "\"}]}";
-			assertThat(send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/v1/chat/completions"))
-				.header("content-type", "application/json")
-				.header("X-Sim-Engine-Stall", "20:600")
-				.POST(HttpRequest.BodyPublishers.ofString(body)))).contains("[DONE]");
+			assertThat(post(this.port, body, Map.of("X-Sim-Engine-Stall", "20:600"))).contains("[DONE]");
 		}
 		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
 			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
@@ -147,18 +138,15 @@ class EnginePoolIntegrationTests {
 	}
 
 	private static void preempt(SimulatorServer engine) {
-		String url = "http://127.0.0.1:" + engine.port() + "/v1/chat/completions";
 		List<CompletableFuture<?>> streams = new ArrayList<>();
 		for (int i = 0; i < 8; i++) {
 			String prompt = "preempt-" + i + " " + "p".repeat(800);
 			String body = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":" + (300 + 40 * i)
 					+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}";
-			streams.add(CompletableFuture.runAsync(() -> send(HttpRequest.newBuilder(URI.create(url))
-				.header("content-type", "application/json")
-				.POST(HttpRequest.BodyPublishers.ofString(body)))));
+			streams.add(CompletableFuture.runAsync(() -> post(engine.port(), body, Map.of())));
 		}
 		CompletableFuture.allOf(streams.toArray(CompletableFuture[]::new)).join();
-		String metrics = send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + engine.port() + "/metrics")));
+		String metrics = PrometheusText.get(engine.port(), "/metrics");
 		Matcher preemptions = PREEMPTIONS.matcher(metrics);
 		assertThat(preemptions.find()).isTrue();
 		busyPreemptions = Double.parseDouble(preemptions.group(1));
@@ -166,21 +154,14 @@ class EnginePoolIntegrationTests {
 	}
 
 	/**
-	 * Sends a request and reads its whole body (also used by
+	 * POSTs a chat completion and reads its whole body, 60 seconds at most (also used by
 	 * {@link EngineRestartIntegrationTests}).
 	 */
-	static String send(HttpRequest.Builder request) {
-		try {
-			return HTTP.send(request.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString())
-				.body();
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
+	static String post(int port, String body, Map<String, String> headers) {
+		return StreamingClient.at("http://127.0.0.1:" + port, Duration.ofSeconds(60))
+			.post("/v1/chat/completions", body, headers)
+			.whole()
+			.body();
 	}
 
 	private static int count(String text, String part) {

@@ -1,11 +1,9 @@
 package dev.tokengap.backend;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import org.junit.jupiter.api.AfterAll;
@@ -89,15 +87,11 @@ class EngineRestartIntegrationTests {
 	}
 
 	private static void preempt(int port) {
-		String url = "http://127.0.0.1:" + port + "/v1/chat/completions";
 		List<CompletableFuture<?>> streams = new ArrayList<>();
 		for (int i = 0; i < 8; i++) {
 			String body = "{\"model\":\"sim-llama-3-8b\",\"stream\":true,\"max_tokens\":" + (300 + 40 * i)
 					+ ",\"messages\":[{\"role\":\"user\",\"content\":\"restart-" + i + " " + "p".repeat(800) + "\"}]}";
-			HttpRequest.Builder post = HttpRequest.newBuilder(URI.create(url))
-				.header("content-type", "application/json")
-				.POST(HttpRequest.BodyPublishers.ofString(body));
-			streams.add(CompletableFuture.runAsync(() -> EnginePoolIntegrationTests.send(post)));
+			streams.add(CompletableFuture.runAsync(() -> EnginePoolIntegrationTests.post(port, body, Map.of())));
 		}
 		CompletableFuture.allOf(streams.toArray(CompletableFuture[]::new)).join();
 	}

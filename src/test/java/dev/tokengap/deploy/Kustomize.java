@@ -14,10 +14,10 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import dev.tokengap.testsupport.Executables;
 import dev.tokengap.testsupport.ProjectFiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Runs the real Kustomize ({@code kubectl kustomize}) and the Helm post-renderer script:
@@ -74,17 +74,8 @@ final class Kustomize {
 	}
 
 	private static File find() {
-		for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
-			File candidate = new File(dir, "kubectl");
-			if (candidate.canExecute()) {
-				return candidate;
-			}
-		}
-		if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-			throw new AssertionError("kubectl (with Kustomize v5) is not on PATH; .ci/run must install it");
-		}
-		assumeTrue(false, "kubectl not found on PATH: skipping the Kustomize tests");
-		return null;
+		return Executables.onPath("kubectl", "kubectl (with Kustomize v5) is not on PATH; .ci/run must install it",
+				"kubectl not found on PATH: skipping the Kustomize tests");
 	}
 
 	private static Result run(String stdin, Map<String, String> env, String... command) {

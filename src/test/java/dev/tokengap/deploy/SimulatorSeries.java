@@ -1,15 +1,11 @@
 package dev.tokengap.deploy;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.Set;
 import java.util.TreeSet;
 
 import dev.tokengap.sim.SimulatorProperties;
 import dev.tokengap.sim.SimulatorServer;
+import dev.tokengap.testsupport.PrometheusText;
 
 /**
  * The vLLM series names the built-in simulator exports (as vLLM does), read once from its
@@ -43,23 +39,15 @@ final class SimulatorSeries {
 		// vLLM.
 		SimulatorProperties drafting = SimulatorProperties.defaults().toBuilder().numSpeculativeTokens(1).build();
 		try (SimulatorServer simulator = SimulatorServer.start(drafting, "127.0.0.1", 0)) {
-			HttpResponse<String> response = HttpClient.newHttpClient()
-				.send(HttpRequest.newBuilder(URI.create(simulator.baseUrl() + "/metrics"))
-					.timeout(Duration.ofSeconds(10))
-					.build(), HttpResponse.BodyHandlers.ofString());
 			Set<String> series = new TreeSet<>();
-			response.body().lines().filter((line) -> line.startsWith("vllm:")).forEach((line) -> {
-				int end = line.indexOf('{');
-				series.add(line.substring(0, (end > 0) ? end : line.indexOf(' ')));
-			});
+			PrometheusText.get(simulator.port(), "/metrics")
+				.lines()
+				.filter((line) -> line.startsWith("vllm:"))
+				.forEach((line) -> {
+					int end = line.indexOf('{');
+					series.add(line.substring(0, (end > 0) ? end : line.indexOf(' ')));
+				});
 			return series;
-		}
-		catch (java.io.IOException ex) {
-			throw new java.io.UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
 		}
 	}
 

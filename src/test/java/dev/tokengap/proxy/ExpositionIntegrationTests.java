@@ -1,12 +1,9 @@
 package dev.tokengap.proxy;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.util.List;
+import java.util.Map;
 
+import io.netty.handler.codec.http.HttpMethod;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -18,6 +15,7 @@ import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
 import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
+import dev.tokengap.testsupport.StreamingClient.Exchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -87,16 +85,10 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 
 	@Test
 	void managementPortExposesExactlyHealthPrometheusInfoAndSpikes() throws Exception {
-		HttpResponse<String> index = HttpClient.newHttpClient()
-			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + "/actuator")).build(),
-					HttpResponse.BodyHandlers.ofString());
-		assertThat(index.statusCode()).isEqualTo(200);
-		assertThat(tools.jackson.databind.json.JsonMapper.builder()
-			.build()
-			.readTree(index.body())
-			.path("_links")
-			.propertyNames())
-			.containsExactlyInAnyOrder("self", "health", "health-path", "prometheus", "info", "spikes");
+		Exchange index = client(this.managementPort).get("/actuator").whole();
+		assertThat(index.status()).isEqualTo(200);
+		assertThat(index.json().path("_links").propertyNames()).containsExactlyInAnyOrder("self", "health",
+				"health-path", "prometheus", "info", "spikes");
 		assertThat(get(this.managementPort, "/actuator/health")).isEqualTo(200);
 		assertThat(get(this.managementPort, "/actuator/info")).isEqualTo(200);
 		assertThat(get(this.managementPort, "/actuator/prometheus")).isEqualTo(200);
@@ -108,11 +100,9 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 				"/actuator/auditevents", "/actuator/env/java.home", "/actuator/loggers/ROOT")) {
 			assertThat(get(this.managementPort, hidden)).as(hidden).isEqualTo(404);
 		}
-		HttpResponse<String> shutdown = HttpClient.newHttpClient()
-			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + "/actuator/shutdown"))
-				.POST(HttpRequest.BodyPublishers.noBody())
-				.build(), HttpResponse.BodyHandlers.ofString());
-		assertThat(shutdown.statusCode()).isEqualTo(404);
+		assertThat(client(this.managementPort).exchange(HttpMethod.POST, "/actuator/shutdown", null, Map.of())
+			.whole()
+			.status()).isEqualTo(404);
 	}
 
 	@Test
@@ -132,11 +122,12 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 		return les.stream().map((le) -> "+Inf".equals(le) ? Double.POSITIVE_INFINITY : Double.parseDouble(le)).toList();
 	}
 
-	private static int get(int port, String path) throws IOException, InterruptedException {
-		HttpResponse<String> response = HttpClient.newHttpClient()
-			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
-					HttpResponse.BodyHandlers.ofString());
-		return response.statusCode();
+	private static int get(int port, String path) {
+		return client(port).get(path).whole().status();
+	}
+
+	private static StreamingClient client(int port) {
+		return StreamingClient.at("http://127.0.0.1:" + port);
 	}
 
 }

@@ -1,12 +1,9 @@
 package dev.tokengap.proxy;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -20,6 +17,8 @@ import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.RawHttpClient;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
 import dev.tokengap.testsupport.ScriptedUpstreamTests;
+import dev.tokengap.testsupport.StreamingClient;
+import dev.tokengap.testsupport.StreamingClient.Exchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -46,8 +45,6 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 
 	static final List<String> NEVER_SHOWN = List.of(PROMPT, COMPLETION, BEARER, API_KEY);
 
-	static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-
 	@Test
 	void neverLogsPromptsCompletionsOrCredentials(CapturedOutput output) throws Exception {
 		answerNonStreaming();
@@ -55,11 +52,11 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 		streamWithASpike("/v1/completions");
 		upstream.respond(400, "application/json",
 				"{\"error\":{\"message\":\"bad prompt " + PROMPT + "\",\"code\":400}}");
-		assertThat(post("/v1/chat/completions", chat(false)).statusCode()).isEqualTo(400);
+		assertThat(post("/v1/chat/completions", chat(false)).status()).isEqualTo(400);
 		assertThat(post("/v1/chat/completions", "{\"model\":\"m-log\",\"prompt\":\"" + PROMPT.repeat(200) + "\"}")
-			.statusCode()).isEqualTo(413);
+			.status()).isEqualTo(413);
 		upstream.handle((req, res) -> Mono.delay(Duration.ofSeconds(3)).then(res.status(200).send().then()));
-		assertThat(post("/v1/completions", completion(false)).statusCode()).isEqualTo(504);
+		assertThat(post("/v1/completions", completion(false)).status()).isEqualTo(504);
 		refusedMalformed();
 		String spikes = awaitSpikes();
 		String exposition = PrometheusText.scrape(this.managementPort).text();
@@ -73,14 +70,14 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(output.getAll()).contains("answered 413", "answered 504", "Decoding failed", "spike request_id=");
 	}
 
-	private void answerNonStreaming() throws Exception {
+	private void answerNonStreaming() {
 		upstream.respond(200, "application/json", "{\"id\":\"c\",\"object\":\"chat.completion\",\"choices\":[{"
 				+ "\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"" + COMPLETION + "\"}}]}");
 		assertThat(post("/v1/chat/completions", chat(false)).body()).contains(COMPLETION);
 		assertThat(post("/v1/completions", completion(false)).body()).contains(COMPLETION);
 	}
 
-	private void streamWithASpike(String path) throws Exception {
+	private void streamWithASpike(String path) {
 		List<Step> steps = new ArrayList<>();
 		steps.add(Step.of(0, ProxyStreamingIntegrationTests.prelude()));
 		for (int i = 0; i < 8; i++) {
@@ -128,16 +125,11 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 					(spikes) -> spikes.contains("requestId"));
 	}
 
-	private HttpResponse<String> post(String path, String json) throws Exception {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
-			.header("Content-Type", "application/json")
-			.header("Authorization", "Bearer " + BEARER)
-			.header("x-api-key", API_KEY)
-			.header("api-key", API_KEY)
-			.timeout(Duration.ofSeconds(30))
-			.POST(HttpRequest.BodyPublishers.ofString(json))
-			.build();
-		return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+	/** POSTs JSON with the client's credentials in every header that carries them. */
+	private Exchange post(String path, String json) {
+		return StreamingClient.at("http://127.0.0.1:" + this.port, Duration.ofSeconds(30))
+			.post(path, json, Map.of("Authorization", "Bearer " + BEARER, "x-api-key", API_KEY, "api-key", API_KEY))
+			.whole();
 	}
 
 	private static String chat(boolean stream) {

@@ -8,14 +8,11 @@ import java.util.TreeSet;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
-import io.netty.handler.codec.http.HttpHeaderNames;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.netty.ByteBufFlux;
-import reactor.netty.http.client.HttpClient;
-import reactor.netty.resources.ConnectionProvider;
-import tools.jackson.databind.json.JsonMapper;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -24,6 +21,7 @@ import org.springframework.test.context.DynamicPropertySource;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.Promtool;
 import dev.tokengap.testsupport.ScriptedUpstreamTests;
+import dev.tokengap.testsupport.StreamingClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -50,8 +48,6 @@ class ModelLabelCardinalityIntegrationTests extends ScriptedUpstreamTests {
 	static final List<String> CONFIGURED = Stream
 		.concat(HOSTILE.stream(), IntStream.range(0, 20).mapToObj((i) -> "configured-" + i))
 		.toList();
-
-	static final JsonMapper JSON = JsonMapper.builder().build();
 
 	@DynamicPropertySource
 	static void configuredModels(DynamicPropertyRegistry registry) {
@@ -87,28 +83,28 @@ class ModelLabelCardinalityIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	/**
-	 * POSTs one chat request per model, {@code concurrency} at a time on pooled
-	 * connections; returns the 200s.
+	 * POSTs one chat request per model, {@code concurrency} at a time; returns the 200s.
 	 */
 	private long post(List<String> models, int concurrency) {
-		ConnectionProvider pool = ConnectionProvider.create("cardinality", concurrency);
+		StreamingClient client = StreamingClient.at("http://127.0.0.1:" + this.port);
+		Scheduler senders = Schedulers.newBoundedElastic(concurrency, Integer.MAX_VALUE, "cardinality");
 		try {
-			HttpClient client = HttpClient.create(pool)
-				.baseUrl("http://127.0.0.1:" + this.port)
-				.headers((h) -> h.set(HttpHeaderNames.CONTENT_TYPE, "application/json"));
 			return Flux.fromIterable(models)
 				.flatMap(
-						(model) -> client.post()
-							.uri("/v1/chat/completions")
-							.send(ByteBufFlux.fromString(Mono.just(JSON.writeValueAsString(Map.of("model", model)))))
-							.responseSingle((response, body) -> body.then(Mono.just(response.status().code()))),
+						(model) -> Mono
+							.fromCallable(() -> client
+								.post("/v1/chat/completions",
+										StreamingClient.JSON.writeValueAsString(Map.of("model", model)))
+								.whole()
+								.status())
+							.subscribeOn(senders),
 						concurrency)
 				.filter((status) -> status == 200)
 				.count()
 				.block(Duration.ofMinutes(3));
 		}
 		finally {
-			pool.disposeLater().block(Duration.ofSeconds(10));
+			senders.dispose();
 		}
 	}
 

@@ -127,10 +127,8 @@ class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 		PrometheusText metrics = scrape();
 		String[] m = { "model_name", "m-usage", "endpoint", "chat_completions" };
 		// the first to the last content write (4 gaps of at least 60 ms, the sum of the
-		// ITL samples)
-		// over 20 - 1 tokens: about 12.6 ms; derived from the measured span, not from a
-		// wall-clock
-		// guess, so a slow machine cannot fail it
+		// ITL samples) over 20 - 1 tokens: about 12.6 ms; derived from the measured span,
+		// not from a wall-clock guess, so a slow machine cannot fail it
 		double span = metrics.value("tokengap_inter_token_latency_seconds_sum", m);
 		assertThat(metrics.value("tokengap_inter_token_latency_seconds_count", m)).isEqualTo(4);
 		assertThat(span).isGreaterThanOrEqualTo(0.24);
@@ -146,8 +144,7 @@ class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 		PrometheusText metrics = scrape();
 		String[] m = { "model_name", "m-nousage", "endpoint", "chat_completions" };
 		// the measured first-to-last span (at least 240 ms) over 5 - 1 events: at least
-		// 60 ms, and
-		// far from the 12.6 ms the 20 tokens of a usage chunk would give
+		// 60 ms, and far from the 12.6 ms the 20 tokens of a usage chunk would give
 		double span = metrics.value("tokengap_inter_token_latency_seconds_sum", m);
 		assertThat(metrics.value("tokengap_inter_token_latency_seconds_count", m)).isEqualTo(4);
 		assertThat(span).isGreaterThanOrEqualTo(0.24);

@@ -1,6 +1,7 @@
 package dev.tokengap.proxy;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -10,10 +11,6 @@ import com.openai.core.http.StreamResponse;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
-import reactor.netty.ByteBufFlux;
-import reactor.netty.http.client.HttpClient;
-import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -22,6 +19,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 
 import dev.tokengap.sim.SimulatorServer;
 import dev.tokengap.testsupport.PrometheusText;
+import dev.tokengap.testsupport.StreamingClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -62,14 +60,9 @@ class SimulatorProxyIntegrationTests {
 		String body = "{\"model\":\"sim-llama-3-8b\",\"stream\":true,\"max_tokens\":2000,"
 				+ "\"messages\":[{\"role\":\"user\",\"content\":\"tell me everything\"}]}";
 		AtomicLong cancelledAt = new AtomicLong();
-		HttpClient.create(ConnectionProvider.newConnection())
-			.headers((h) -> h.set("content-type", "application/json"))
-			.post()
-			.uri("http://127.0.0.1:" + this.port + "/v1/chat/completions")
-			.send(ByteBufFlux.fromString(Mono.just(body)))
-			.responseContent()
-			.asString()
-			.filter((text) -> text.contains("\"content\":\"") && !text.contains("\"content\":\"\""))
+		StreamingClient.at("http://127.0.0.1:" + this.port)
+			.stream("/v1/chat/completions", body, Map.of())
+			.filter((event) -> !event.done() && !event.content().isEmpty())
 			.doOnCancel(() -> cancelledAt.set(System.nanoTime()))
 			.take(3)
 			.blockLast(Duration.ofSeconds(10));

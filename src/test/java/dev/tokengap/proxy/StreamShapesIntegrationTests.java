@@ -4,13 +4,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
-import io.netty.handler.codec.http.HttpHeaderNames;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
-import reactor.netty.ByteBufFlux;
-import reactor.netty.http.client.HttpClient;
-import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
@@ -19,6 +15,7 @@ import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstream.Step;
 import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
+import dev.tokengap.testsupport.StreamingClient.Exchange;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -192,16 +189,10 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 			.stream()
 			.mapToDouble(PrometheusText.Sample::value)
 			.sum();
-		String body = HttpClient.create(ConnectionProvider.newConnection())
-			.get()
-			.uri("http://127.0.0.1:" + this.port + "/v1/responses/resp_1?stream=true")
-			.responseContent()
-			.aggregate()
-			.asString(StandardCharsets.UTF_8)
-			.block(Duration.ofSeconds(30));
+		Exchange replay = client().get("/v1/responses/resp_1?stream=true").whole();
 		StringBuilder expected = new StringBuilder();
 		steps.forEach((step) -> expected.append(new String(step.bytes(), StandardCharsets.UTF_8)));
-		assertThat(body).isEqualTo(expected.toString());
+		assertThat(replay.body()).isEqualTo(expected.toString());
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(
 					() -> assertThat(scrape().value("tokengap_requests_total", "endpoint", "other", "status", "200"))
@@ -229,15 +220,9 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 		String boundary = "----tokengap7d9a";
 		String form = part(boundary, "file\"; filename=\"a.wav", "RIFF\u0000\u0001binary")
 				+ part(boundary, "model", "m-audio") + part(boundary, "stream", "true") + "--" + boundary + "--\r\n";
-		HttpClient.create(ConnectionProvider.newConnection())
-			.headers((h) -> h.set(HttpHeaderNames.CONTENT_TYPE, "multipart/form-data; boundary=" + boundary))
-			.post()
-			.uri("http://127.0.0.1:" + this.port + "/v1/audio/transcriptions")
-			.send(ByteBufFlux.fromString(Mono.just(form)))
-			.responseContent()
-			.aggregate()
-			.asString()
-			.block(Duration.ofSeconds(30));
+		client()
+			.post("/v1/audio/transcriptions", form, Map.of("Content-Type", "multipart/form-data; boundary=" + boundary))
+			.whole();
 		assertOutcome("m-audio", "transcriptions", "completed");
 		assertThat(scrape().value("tokengap_inter_token_latency_seconds_count", "model_name", "m-audio", "endpoint",
 				"transcriptions"))
@@ -334,6 +319,11 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 	private static String chat(int choice, String delta) {
 		return "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":" + choice
 				+ ",\"delta\":{" + delta + "},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+	}
+
+	/** A client of the proxy port; 30 seconds an exchange. */
+	private StreamingClient client() {
+		return StreamingClient.at("http://127.0.0.1:" + this.port, Duration.ofSeconds(30));
 	}
 
 	private Recording post(String path, String json) {

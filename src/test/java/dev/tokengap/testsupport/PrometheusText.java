@@ -74,9 +74,9 @@ public final class PrometheusText {
 	}
 
 	/**
-	 * GETs a management endpoint that must answer 200, in the text format (0.0.4) when it
-	 * is the exposition.
-	 * @param managementPort the management port on loopback
+	 * GETs a management endpoint (or an engine's {@code /metrics}) that must answer 200,
+	 * in the text format (0.0.4) when it is an exposition.
+	 * @param managementPort the port on loopback
 	 * @param path the endpoint's path, such as {@code /actuator/spikes}
 	 * @return the body
 	 */

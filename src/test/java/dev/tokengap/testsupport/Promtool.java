@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Runs Debian's {@code promtool}: skipped with a message where it is missing, a failure
@@ -74,17 +73,9 @@ public final class Promtool {
 	 * @return the executable
 	 */
 	public static File executable() {
-		for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
-			File candidate = new File(dir, "promtool");
-			if (candidate.canExecute()) {
-				return candidate;
-			}
-		}
-		if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-			throw new AssertionError("promtool is not installed; .ci/run installs Debian's 'prometheus' package");
-		}
-		assumeTrue(false, "promtool not found on PATH (apt-get install prometheus): skipping");
-		return null;
+		return Executables.onPath("promtool",
+				"promtool is not installed; .ci/run installs Debian's 'prometheus' package",
+				"promtool not found on PATH (apt-get install prometheus): skipping");
 	}
 
 }

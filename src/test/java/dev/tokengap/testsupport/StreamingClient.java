@@ -222,6 +222,19 @@ public final class StreamingClient {
 		}
 
 		/**
+		 * This exchange, once checked to have ended cleanly, as a client that throws on a
+		 * broken or late response would have it.
+		 * @return this exchange
+		 * @throws AssertionError when it ended with an error or ran out of time
+		 */
+		public Exchange whole() {
+			if (this.error != null) {
+				throw new AssertionError("status " + this.status + ", then: " + this.error, this.error);
+			}
+			return this;
+		}
+
+		/**
 		 * Events that carry generated text: not the prelude, the usage chunk or [DONE].
 		 */
 		public List<Event> contentEvents() {
@@ -287,8 +300,9 @@ public final class StreamingClient {
 			Map<String, String> headers) {
 		HttpClient withHeaders = this.client.headers((h) -> {
 			headers.forEach(h::set);
-			if (body != null) {
-				h.set("Content-Type", "application/json");
+			// A body is JSON unless the caller says otherwise (a hand-built form).
+			if (body != null && !h.contains(HttpHeaderNames.CONTENT_TYPE)) {
+				h.set(HttpHeaderNames.CONTENT_TYPE, "application/json");
 			}
 		});
 		HttpClient.RequestSender sender = withHeaders.request(method).uri(path);
