@@ -155,7 +155,9 @@ public final class UpstreamClient {
 			sink.onCancel(() -> onLoop(loop, exchange::cancelBeforeResponse));
 			onLoop(loop, exchange::start);
 		})
-			.flatMap((exchange) -> onResponse.apply(exchange.response(), exchange)
+			// deferred, so that a callback that throws still ends the exchange on its
+			// connection
+			.flatMap((exchange) -> Mono.defer(() -> onResponse.apply(exchange.response(), exchange))
 				.doFinally((signal) -> onLoop(loop, exchange::abandon)));
 	}
 
