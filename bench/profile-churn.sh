@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Profiles the packaged jar with async-profiler under one churn scenario of bench/overhead.sh
+# (the Node client and backend of bench/churn/), then prints where the event loops' time goes.
+#
+#   bench/profile-churn.sh OUT.collapsed --mode rate --rate 2000
+#   bench/profile-churn.sh OUT.collapsed --mode fixed --concurrency 200 --tokens 100
+#
+# The profiler comes from Maven Central (tools.profiler:async-profiler 4.2, linux-x64) unless
+# ASYNC_PROFILER names a libasyncProfiler.so. A 15 s unrecorded warm-up runs first; the profile
+# covers the whole JVM, bench/profile_summary.py keeps the event-loop threads.
+set -Eeuo pipefail
+cd "$(dirname "$0")/.."
+out=$(realpath -m "$1"); shift
+JAVA17=${JAVA17:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
+NODE=${NODE:-node}
+ASYNC_PROFILER=${ASYNC_PROFILER:-target/async-profiler/linux-x64/libasyncProfiler.so}
+if [ ! -f "$ASYNC_PROFILER" ]; then
+  mkdir -p target/async-profiler
+  curl -sSfL -o target/async-profiler/ap.jar \
+    https://repo.maven.apache.org/maven2/tools/profiler/async-profiler/4.2/async-profiler-4.2-linux-x64.jar
+  (cd target/async-profiler && unzip -q -o ap.jar)
+fi
+ls target/tokengap-*.jar >/dev/null 2>&1 || ./mvnw -q -B package -DskipTests
+JAR=$(ls target/tokengap-*.jar | head -n 1)
+work=$(mktemp -d)
+"$NODE" bench/churn/backend.mjs --port 27600 --interval-ms 20 >"$work/backend.log" 2>&1 &
+backend=$!
+"$JAVA17" -Xmx256m \
+  "-agentpath:$(realpath "$ASYNC_PROFILER")=start,event=cpu,interval=500us,threads,collapsed,file=$out" \
+  -jar "$JAR" --server.port=27680 --management.server.port=27681 \
+  --tokengap.upstream.url=http://127.0.0.1:27600 >"$work/tokengap.log" 2>&1 &
+proxy=$!
+trap 'kill $proxy $backend 2>/dev/null || true' EXIT
+until curl -sf http://127.0.0.1:27681/actuator/health >/dev/null; do sleep 0.5; done
+for phase in warmup:15 profile:20; do
+  "$NODE" bench/churn/client.mjs --url http://127.0.0.1:27680 --target "${phase%%:*}" "$@" \
+    --interval-ms 20 --seed 13 --round 1 --session profile --pids $proxy --backend-pids $backend \
+    --warmup-s 3 --measure-s "${phase#*:}" --out "$work/churn.jsonl" >/dev/null
+done
+kill $proxy; wait $proxy 2>/dev/null || true
+kill $backend 2>/dev/null || true
+trap - EXIT
+python3 bench/profile_summary.py "$out"

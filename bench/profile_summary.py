@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Where tokengap's event loops spend their time, from an async-profiler collapsed profile.
+
+    python3 bench/profile_summary.py OUT.collapsed [FRAME-SUBSTRING...]
+
+Prints the self time of the event-loop threads (reactor-http-epoll-*) by package, the inclusive
+share of each given frame substring (default: the parts of the proxy path), and the hottest frames.
+"""
+import collections
+import sys
+
+DEFAULT = ["ReactorHttpHandlerAdapter", "ProxyExchange", "EngineExchange", "EnginePool", "HttpClientCodec",
+           "HttpServerCodec", "ResponseRelay", "ExchangeRecorder", "RequestFacts", "HopByHopHeaders",
+           "FluxReceive.", "epoll_ctl", "TokengapMeters", "io/prometheus", "_[k]"]
+
+
+def main(path, patterns):
+    loop = 0
+    packages = collections.Counter()
+    inclusive = collections.Counter()
+    hottest = collections.Counter()
+    for line in open(path):
+        stack, _, count = line.rstrip().rpartition(" ")
+        frames = stack.split(";")
+        if not frames[0].startswith("[reactor-http-epoll"):
+            continue
+        n = int(count)
+        loop += n
+        top = frames[-1]
+        hottest[top] += n
+        if top.endswith("_[k]"):
+            packages["kernel"] += n
+        elif "/" not in top:
+            packages["native (libc, JVM stubs)"] += n
+        else:
+            parts = top.split("/")
+            packages["/".join(parts[:3] if parts[0] in ("io", "org", "dev") else parts[:2])] += n
+        for pattern in patterns:
+            if any(pattern in frame for frame in frames[1:]):
+                inclusive[pattern] += n
+    if loop == 0:
+        sys.exit("no event-loop samples in " + path)
+    print(f"event-loop samples: {loop}")
+    print("\nself time by package")
+    for name, n in packages.most_common(15):
+        print(f"{100 * n / loop:6.2f} %  {name}")
+    print("\ninclusive (any frame of the stack matches)")
+    for pattern in patterns:
+        print(f"{100 * inclusive[pattern] / loop:6.2f} %  {pattern}")
+    print("\nhottest frames (self)")
+    for frame, n in hottest.most_common(15):
+        print(f"{100 * n / loop:6.2f} %  {frame[:140]}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2:] or DEFAULT)
