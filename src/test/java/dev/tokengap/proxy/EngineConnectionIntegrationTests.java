@@ -99,6 +99,29 @@ class EngineConnectionIntegrationTests {
 	}
 
 	@Test
+	void aHeadResponseHasNoBodyAndLeavesTheConnectionReusable() {
+		String path = "/v1/head";
+		// a HEAD response's Content-Length describes a body that is not sent: a client
+		// that
+		// waited for it would hang, one that read the next response as it would misframe
+		engine.answer(path,
+				(request) -> new Answer(request.startsWith("HEAD")
+						? "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 9\r\n\r\n"
+						: json("{\"get\":1}"), false));
+		String head = "HEAD " + path + " HTTP/1.1\r\nhost: t\r\n\r\n";
+		String get = "GET " + path + " HTTP/1.1\r\nhost: t\r\n\r\n";
+		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
+			client.send(head);
+			client.readUntil("\r\n\r\n", Duration.ofSeconds(5));
+			client.send(get);
+			client.readUntil("{\"get\":1}", Duration.ofSeconds(5));
+			assertThat(client.received().split("HTTP/1.1 200 OK", -1)).as("two responses").hasSize(3);
+			assertThat(client.received()).startsWith("HTTP/1.1 200 OK").endsWith("{\"get\":1}");
+		}
+		assertThat(engine.connectionsServing(path)).isEqualTo(1);
+	}
+
+	@Test
 	void skipsAnInterimContinueResponse() {
 		String path = "/v1/continue";
 		engine.answer(path, (request) -> new Answer("HTTP/1.1 100 Continue\r\n\r\n" + json("{\"ok\":1}"), false));
