@@ -60,6 +60,15 @@ final class EnginePool {
 
 	private boolean closed;
 
+	/**
+	 * Creates the pool of one loop.
+	 * @param loop the loop
+	 * @param channelType the loop's socket channel class
+	 * @param resolver resolves the engine's name, or null when {@code remote} is resolved
+	 * @param remote the engine's address
+	 * @param properties the timeouts and limits
+	 * @param maxConnections the bound on this loop's connections
+	 */
 	EnginePool(EventLoop loop, Class<? extends SocketChannel> channelType, AddressResolverGroup<?> resolver,
 			SocketAddress remote, UpstreamProperties properties, int maxConnections) {
 		this.loop = loop;
@@ -70,7 +79,6 @@ final class EnginePool {
 		this.configuredMaxConnections = properties.maxConnections();
 		this.bootstrap = new Bootstrap().group(loop)
 			.channel(channelType)
-			.resolver(resolver)
 			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) properties.connectTimeout().toMillis())
 			.option(ChannelOption.TCP_NODELAY, true)
 			.handler(new ChannelInitializer<Channel>() {
@@ -82,6 +90,12 @@ final class EnginePool {
 						.addLast(EngineConnection.NAME, new EngineConnection(EnginePool.this, channel, timeouts));
 				}
 			});
+		if (resolver != null) {
+			this.bootstrap.resolver(resolver);
+		}
+		else {
+			this.bootstrap.disableResolver();
+		}
 		long sweepNanos = Math.max(this.maxIdleNanos / 4, TimeUnit.MILLISECONDS.toNanos(10));
 		this.sweep = loop.scheduleWithFixedDelay(this::sweep, sweepNanos, sweepNanos, TimeUnit.NANOSECONDS);
 	}

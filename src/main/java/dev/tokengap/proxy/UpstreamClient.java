@@ -2,9 +2,11 @@ package dev.tokengap.proxy;
 
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -24,8 +26,10 @@ import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponse;
+import io.netty.resolver.AddressResolverGroup;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
 import io.netty.resolver.dns.DnsNameResolverBuilder;
+import io.netty.util.NetUtil;
 import io.netty.util.concurrent.Future;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
@@ -91,7 +95,11 @@ public final class UpstreamClient {
 		if (hostName.startsWith("[") && hostName.endsWith("]")) {
 			hostName = hostName.substring(1, hostName.length() - 1);
 		}
-		this.remote = InetSocketAddress.createUnresolved(hostName, port);
+		byte[] literal = NetUtil.createByteArrayFromIpAddressString(hostName);
+		// an address (the sidecar's 127.0.0.1) needs no resolver; a name is resolved per
+		// connect by Netty's DNS resolver, never by a blocking lookup on an event loop
+		this.remote = (literal != null) ? new InetSocketAddress(address(literal), port)
+				: InetSocketAddress.createUnresolved(hostName, port);
 		this.connectionsPerLoop = Math.max(1, (properties.maxConnections() + LoopResources.DEFAULT_IO_WORKER_COUNT - 1)
 				/ LoopResources.DEFAULT_IO_WORKER_COUNT);
 	}
@@ -104,8 +112,18 @@ public final class UpstreamClient {
 	private EnginePool newPool(EventLoop loop) {
 		LoopResources loops = HttpResources.get();
 		Class<? extends SocketChannel> channelType = loops.onChannelClass(SocketChannel.class, loop);
-		return new EnginePool(loop, channelType, resolver(loops, loop), this.remote, this.properties,
-				this.connectionsPerLoop);
+		AddressResolverGroup<?> resolver = ((InetSocketAddress) this.remote).isUnresolved() ? resolver(loops, loop)
+				: null;
+		return new EnginePool(loop, channelType, resolver, this.remote, this.properties, this.connectionsPerLoop);
+	}
+
+	private static InetAddress address(byte[] literal) {
+		try {
+			return InetAddress.getByAddress(literal);
+		}
+		catch (UnknownHostException ex) {
+			throw new IllegalArgumentException("not an IP address", ex);
+		}
 	}
 
 	/** Resolves the engine's host name without blocking an event loop (Netty's DNS). */
