@@ -104,10 +104,6 @@ final class EnginePool {
 		return this.loop;
 	}
 
-	int maxConnections() {
-		return this.maxConnections;
-	}
-
 	/**
 	 * Finds a connection for the exchange: an idle one, a new one, or the first to become
 	 * free within the pending acquire timeout. On the loop.
