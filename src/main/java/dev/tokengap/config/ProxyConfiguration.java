@@ -31,6 +31,7 @@ import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.proxy.ProxyHandler;
 import dev.tokengap.proxy.ProxyProperties;
 import dev.tokengap.proxy.RequestHeaderTimeoutHandler;
+import dev.tokengap.proxy.ResponseHeadFlush;
 import dev.tokengap.proxy.StrictRequestHandler;
 import dev.tokengap.proxy.UpstreamClient;
 import dev.tokengap.proxy.UpstreamProperties;
@@ -147,7 +148,8 @@ class ProxyConfiguration {
 							.addAfter(NettyPipeline.HttpCodec, RequestHeaderTimeoutHandler.NAME,
 									new RequestHeaderTimeoutHandler(proxy.requestTimeout().toNanos()))
 							.addAfter(RequestHeaderTimeoutHandler.NAME, StrictRequestHandler.NAME,
-									new StrictRequestHandler());
+									new StrictRequestHandler())
+							.addAfter(StrictRequestHandler.NAME, ResponseHeadFlush.NAME, new ResponseHeadFlush());
 					}
 				});
 			return (size != null) ? limited.childOption(ChannelOption.SO_SNDBUF, (int) size.toBytes()) : limited;

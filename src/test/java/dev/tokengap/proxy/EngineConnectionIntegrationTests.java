@@ -165,6 +165,28 @@ class EngineConnectionIntegrationTests {
 			.allSatisfy((sample) -> assertThat(sample.value()).isZero());
 	}
 
+	@Test
+	void aResponseHeadTheEngineSendsAloneReachesTheClientBeforeItsBody() {
+		// A head is held back until the end of the event loop's turn, so that a body read
+		// with it leaves in the same write (ResponseHeadFlush): a head on its own must
+		// still go out at once, as a stream's does during a long prefill.
+		String path = "/v1/head-first";
+		String event = "data: {\"choices\":[]}\n\n";
+		engine.answer(path,
+				(request) -> new Answer(
+						"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+						false, Integer.toHexString(event.length()) + "\r\n" + event + "\r\n0\r\n\r\n",
+						Duration.ofSeconds(2)));
+		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
+			long start = System.nanoTime();
+			client.send(post(path));
+			String head = client.readUntil("\r\n\r\n", Duration.ofSeconds(1));
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(1));
+			assertThat(head).startsWith("HTTP/1.1 200").doesNotContain("data:");
+			assertThat(client.readUntil("0\r\n\r\n", Duration.ofSeconds(5))).contains(event);
+		}
+	}
+
 	private static String json(String body) {
 		return "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: " + body.length() + "\r\n\r\n"
 				+ body;
@@ -175,9 +197,15 @@ class EngineConnectionIntegrationTests {
 	}
 
 	/**
-	 * What the engine writes for a request, and whether it closes the connection then.
+	 * What the engine writes for a request, whether it closes the connection then, and
+	 * what it writes after a pause (nothing when {@code later} is empty).
 	 */
-	record Answer(String bytes, boolean close) {
+	record Answer(String bytes, boolean close, String later, Duration pause) {
+
+		Answer(String bytes, boolean close) {
+			this(bytes, close, "", Duration.ZERO);
+		}
+
 	}
 
 	/**
@@ -260,6 +288,11 @@ class EngineConnectionIntegrationTests {
 							: new Answer("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n", false);
 					out.write(answer.bytes().getBytes(StandardCharsets.ISO_8859_1));
 					out.flush();
+					if (!answer.later().isEmpty()) {
+						sleep(answer.pause());
+						out.write(answer.later().getBytes(StandardCharsets.ISO_8859_1));
+						out.flush();
+					}
 					if (answer.close()) {
 						return;
 					}
@@ -267,6 +300,16 @@ class EngineConnectionIntegrationTests {
 			}
 			catch (IOException ex) {
 				// the proxy closed the connection
+			}
+		}
+
+		private static void sleep(Duration pause) throws IOException {
+			try {
+				Thread.sleep(pause.toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IOException(ex);
 			}
 		}
 
