@@ -7,42 +7,70 @@ import java.util.Set;
 
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.util.AsciiString;
 
 /**
  * Copies headers between the client and upstream exchanges minus the hop-by-hop ones (RFC
- * 9110 section 7.6.1), including any named in {@code Connection}.
+ * 9110 section 7.6.1), including any named in {@code Connection}. It runs twice per
+ * request, so a header's name is compared in place, ignoring case, against the few names
+ * to leave out: no lower-cased copy of each name and no hashing.
  */
 final class HopByHopHeaders {
 
-	private static final Set<String> ALWAYS = Set.of("connection", "keep-alive", "proxy-connection",
-			"proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade");
+	private static final String[] ALWAYS = { "connection", "keep-alive", "proxy-connection", "proxy-authenticate",
+			"proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade" };
 
-	private HopByHopHeaders() {
+	private final AsciiString[] dropped;
+
+	private HopByHopHeaders(AsciiString[] dropped) {
+		this.dropped = dropped;
 	}
 
 	/**
-	 * Copies every end-to-end header of {@code from} into {@code to}, skipping the names
-	 * in {@code skip} too.
+	 * The hop-by-hop headers and some more names to leave out.
+	 * @param more further names to leave out (any case)
+	 * @return the names to give {@link #copy}
+	 */
+	static HopByHopHeaders andAlso(String... more) {
+		AsciiString[] dropped = new AsciiString[ALWAYS.length + more.length];
+		for (int i = 0; i < dropped.length; i++) {
+			String name = (i < ALWAYS.length) ? ALWAYS[i] : more[i - ALWAYS.length];
+			dropped[i] = AsciiString.of(name.toLowerCase(Locale.ROOT));
+		}
+		return new HopByHopHeaders(dropped);
+	}
+
+	/**
+	 * Copies every end-to-end header of {@code from} into {@code to}, leaving out these
+	 * names and any that a {@code Connection} header of {@code from} names.
 	 * @param from the source headers
 	 * @param to the target headers
-	 * @param skip further lower-case names to leave out
 	 */
-	static void copy(HttpHeaders from, HttpHeaders to, Set<String> skip) {
+	void copy(HttpHeaders from, HttpHeaders to) {
 		Set<String> named = connectionNamed(from);
 		for (var it = from.iteratorCharSequence(); it.hasNext();) {
 			var entry = it.next();
-			String name = entry.getKey().toString().toLowerCase(Locale.ROOT);
-			if (!ALWAYS.contains(name) && !skip.contains(name) && !named.contains(name)) {
-				to.add(entry.getKey(), entry.getValue());
+			CharSequence name = entry.getKey();
+			if (!dropped(name) && (named.isEmpty() || !named.contains(name.toString().toLowerCase(Locale.ROOT)))) {
+				to.add(name, entry.getValue());
 			}
 		}
 	}
 
+	private boolean dropped(CharSequence name) {
+		for (AsciiString candidate : this.dropped) {
+			// compares lengths first: most names are decided there
+			if (candidate.contentEqualsIgnoreCase(name)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	private static Set<String> connectionNamed(HttpHeaders headers) {
 		// Every Connection line counts: 'Connection: keep-alive' then 'Connection:
-		// x-secret' on
-		// the next line names x-secret as much as one combined line does (RFC 9110
-		// section 5.3).
+		// x-secret' on the next line names x-secret as much as one combined line does
+		// (RFC 9110 section 5.3).
 		List<String> lines = headers.getAll(HttpHeaderNames.CONNECTION);
 		if (lines.isEmpty()) {
 			return Set.of();

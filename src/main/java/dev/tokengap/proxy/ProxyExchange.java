@@ -1,7 +1,6 @@
 package dev.tokengap.proxy;
 
 import java.util.Locale;
-import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -37,7 +36,7 @@ final class ProxyExchange {
 	private static final Log logger = LogFactory.getLog(ProxyExchange.class);
 
 	/** Response headers tokengap sets itself. */
-	private static final Set<String> OWN_HEADERS = Set.of("x-request-id");
+	private static final HopByHopHeaders OWN_HEADERS = HopByHopHeaders.andAlso("x-request-id");
 
 	/** Bodies this long or longer are scanned for their facts off the event loop. */
 	static final int OFF_LOOP_BODY_BYTES = 256 * 1024;
@@ -212,7 +211,7 @@ final class ProxyExchange {
 		int status = response.status().code();
 		this.out.status(response.status());
 		HttpHeaders headers = this.out.responseHeaders();
-		HopByHopHeaders.copy(response.headers(), headers, OWN_HEADERS);
+		OWN_HEADERS.copy(response.headers(), headers);
 		headers.set("x-request-id", this.requestId);
 		this.recorder.responded(status);
 		StreamOutcome refused = StreamOutcome.ofEngineStatus(status);

@@ -10,7 +10,6 @@ import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -54,8 +53,8 @@ import reactor.netty.resources.LoopResources;
  */
 public final class UpstreamClient {
 
-	private static final Set<String> NOT_FORWARDED = Set.of("host", "content-length", "x-forwarded-for",
-			"x-forwarded-proto", "x-forwarded-host", "x-request-id");
+	private static final HopByHopHeaders NOT_FORWARDED = HopByHopHeaders.andAlso("host", "content-length",
+			"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id");
 
 	private final Map<EventLoop, EnginePool> pools = new ConcurrentHashMap<>();
 
@@ -162,7 +161,7 @@ public final class UpstreamClient {
 		return Mono.<EngineExchange>create((sink) -> {
 			HttpHeaders headers = new DefaultHttpHeaders();
 			headers.set(HttpHeaderNames.HOST, this.host);
-			HopByHopHeaders.copy(in.requestHeaders(), headers, NOT_FORWARDED);
+			NOT_FORWARDED.copy(in.requestHeaders(), headers);
 			forwarded(in, headers);
 			headers.set("x-request-id", requestId);
 			if (hasBody(in, body)) {
