@@ -14,7 +14,10 @@ import reactor.netty.http.server.HttpServer;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.reactor.netty.NettyRouteProvider;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
+import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.util.unit.DataSize;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
@@ -160,6 +163,27 @@ class ProxyConfiguration {
 	ProxyHandler httpHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels, ProxyProperties proxy,
 			NanoClock clock) {
 		return new ProxyHandler(upstream, meters, labels, proxy, clock);
+	}
+
+	/**
+	 * Spring Boot's own factory bean, as its auto-configuration would make it, but of the
+	 * class that hands the proxy port's requests to {@link ProxyHandler} directly.
+	 * @param resources Reactor Netty's resources
+	 * @param routes route providers (none of tokengap's own)
+	 * @param customizers the server customizers, {@link #clientConnections} among them
+	 * @param proxy the proxy's handler, looked up when the server has started
+	 * @return the factory
+	 */
+	@Bean
+	ProxyWebServerFactory proxyWebServerFactory(ReactorResourceFactory resources,
+			ObjectProvider<NettyRouteProvider> routes, ObjectProvider<NettyServerCustomizer> customizers,
+			ObjectProvider<ProxyHandler> proxy) {
+		ProxyWebServerFactory factory = new ProxyWebServerFactory();
+		factory.proxyTo(proxy::getObject);
+		factory.setResourceFactory(resources);
+		routes.orderedStream().forEach(factory::addRouteProviders);
+		factory.getServerCustomizers().addAll(customizers.orderedStream().toList());
+		return factory;
 	}
 
 }

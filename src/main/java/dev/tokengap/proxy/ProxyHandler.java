@@ -60,8 +60,18 @@ public final class ProxyHandler implements HttpHandler {
 
 	@Override
 	public Mono<Void> handle(ServerHttpRequest request, ServerHttpResponse response) {
-		HttpServerRequest in = ServerHttpRequestDecorator.getNativeRequest(request);
-		HttpServerResponse out = ServerHttpResponseDecorator.getNativeResponse(response);
+		return handle(ServerHttpRequestDecorator.<HttpServerRequest>getNativeRequest(request),
+				ServerHttpResponseDecorator.<HttpServerResponse>getNativeResponse(response));
+	}
+
+	/**
+	 * Proxies one exchange, given Reactor Netty's own request and response (as the proxy
+	 * port's server calls it).
+	 * @param in the client's request
+	 * @param out the response to the client
+	 * @return completes when the exchange has its outcome
+	 */
+	public Mono<Void> handle(HttpServerRequest in, HttpServerResponse out) {
 		return new ProxyExchange(this, in, out, this.clock.nanoTime()).run();
 	}
 
