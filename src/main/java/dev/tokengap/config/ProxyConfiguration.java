@@ -168,19 +168,20 @@ class ProxyConfiguration {
 	/**
 	 * Spring Boot's own factory bean, as its auto-configuration would make it, but of the
 	 * class that hands the proxy port's requests to {@link ProxyHandler} directly.
-	 * @param resources Reactor Netty's resources
+	 * @param resources Reactor Netty's resources (absent in a context without a web
+	 * server)
 	 * @param routes route providers (none of tokengap's own)
 	 * @param customizers the server customizers, {@link #clientConnections} among them
 	 * @param proxy the proxy's handler, looked up when the server has started
 	 * @return the factory
 	 */
 	@Bean
-	ProxyWebServerFactory proxyWebServerFactory(ReactorResourceFactory resources,
+	ProxyWebServerFactory proxyWebServerFactory(ObjectProvider<ReactorResourceFactory> resources,
 			ObjectProvider<NettyRouteProvider> routes, ObjectProvider<NettyServerCustomizer> customizers,
 			ObjectProvider<ProxyHandler> proxy) {
 		ProxyWebServerFactory factory = new ProxyWebServerFactory();
 		factory.proxyTo(proxy::getObject);
-		factory.setResourceFactory(resources);
+		resources.ifAvailable(factory::setResourceFactory);
 		routes.orderedStream().forEach(factory::addRouteProviders);
 		factory.getServerCustomizers().addAll(customizers.orderedStream().toList());
 		return factory;
