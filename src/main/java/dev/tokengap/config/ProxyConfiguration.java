@@ -14,7 +14,6 @@ import reactor.netty.http.server.HttpServer;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.http.client.ReactorResourceFactory;

@@ -35,7 +35,7 @@ final class HopByHopHeaders {
 		AsciiString[] dropped = new AsciiString[ALWAYS.length + more.length];
 		for (int i = 0; i < dropped.length; i++) {
 			String name = (i < ALWAYS.length) ? ALWAYS[i] : more[i - ALWAYS.length];
-			dropped[i] = AsciiString.of(name.toLowerCase(Locale.ROOT));
+			dropped[i] = AsciiString.of(name);
 		}
 		return new HopByHopHeaders(dropped);
 	}
