@@ -9,6 +9,8 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundInvoker;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.handler.timeout.ReadTimeoutException;
 import io.netty.util.ByteProcessor;
@@ -59,6 +61,12 @@ import dev.tokengap.timing.NanoClock;
 final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListener, ByteProcessor, Runnable {
 
 	private final Channel client;
+
+	/**
+	 * Where the body's bytes are written: the context right after the HTTP codec, so they
+	 * go straight to the codec.
+	 */
+	private final ChannelOutboundInvoker out;
 
 	private final ExchangeRecorder recorder;
 
@@ -140,6 +148,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	private ResponseRelay(Channel client, ExchangeRecorder recorder, boolean timed, NanoClock clock,
 			long sendTimeoutNanos, Runnable sendTimedOut, MonoSink<Void> sink) {
 		this.client = client;
+		this.out = bodyWriter(client);
 		this.recorder = recorder;
 		this.scanner = timed ? new SseEventScanner() : null;
 		this.clock = clock;
@@ -171,6 +180,20 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			body.subscribe(relay);
 			client.closeFuture().addListener(relay);
 		});
+	}
+
+	/**
+	 * The context body bytes are written from. The client pipeline's handlers between its
+	 * tail and the HTTP codec (Reactor Netty's, and tokengap's own that watch response
+	 * heads and ends) pass a body buffer on untouched; writing it from the handler right
+	 * after the codec, {@link RequestHeaderTimeoutHandler} as the proxy port installs it,
+	 * spares that walk for every event. The response's head and end still go the whole
+	 * way. Without that handler (a pipeline of some other shape) the channel itself is
+	 * written.
+	 */
+	private static ChannelOutboundInvoker bodyWriter(Channel client) {
+		ChannelHandlerContext afterCodec = client.pipeline().context(RequestHeaderTimeoutHandler.class);
+		return (afterCodec != null) ? afterCodec : client;
 	}
 
 	@Override
@@ -224,7 +247,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		// ends through closeFuture); any other ends it here, so no event that never
 		// reached the
 		// client is timed.
-		this.client.writeAndFlush(buf, this.client.voidPromise());
+		this.out.writeAndFlush(buf, this.client.voidPromise());
 		Throwable failure = this.writeFailures.take();
 		if (!this.client.isActive()) {
 			return;
@@ -241,7 +264,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			// The client's socket is full (or earlier bytes were still queued): completes
 			// once
 			// everything before it has been written.
-			this.client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(this);
+			this.out.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(this);
 			armSendCheck();
 		}
 	}

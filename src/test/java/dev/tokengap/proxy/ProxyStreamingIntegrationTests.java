@@ -145,14 +145,19 @@ class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	/**
-	 * TPOT is the first-to-last content write span (the sum of the 4 ITL samples, each at
-	 * least 60 ms) over the output tokens less one: derived from the measured span, not
-	 * from a wall-clock guess, so a slow machine cannot fail it.
+	 * TPOT is the first-to-last content write span (the sum of the 4 ITL samples) over
+	 * the output tokens less one: derived from the measured span, not from a wall-clock
+	 * guess, so a slow machine cannot fail it. The engine sends the 5 events at least 240
+	 * ms apart in all; the span of their writes is that plus the last write's delay less
+	 * the first's, and the first (which also carries the response head) can be the later
+	 * one by some microseconds on a loaded machine (0.23998 s was seen): 5 ms are allowed
+	 * for that, which still tells the write span from anything a few events' worth
+	 * shorter.
 	 */
 	private static void assertTimePerOutputToken(PrometheusText metrics, String[] m, int tokensLessOne) {
 		double span = metrics.value("tokengap_inter_token_latency_seconds_sum", m);
 		assertThat(metrics.value("tokengap_inter_token_latency_seconds_count", m)).isEqualTo(4);
-		assertThat(span).isGreaterThanOrEqualTo(0.24);
+		assertThat(span).isGreaterThanOrEqualTo(0.235);
 		assertThat(metrics.value("tokengap_time_per_output_token_seconds_count", m)).isEqualTo(1);
 		assertThat(metrics.value("tokengap_time_per_output_token_seconds_sum", m)).isCloseTo(span / tokensLessOne,
 				within(1e-6));

@@ -95,6 +95,40 @@ class ResponseRelayTests {
 	}
 
 	/**
+	 * The proxy port's pipeline as {@code ProxyConfiguration} builds it: the codec, then
+	 * {@link RequestHeaderTimeoutHandler}, then handlers that only care about a
+	 * response's head and end. The relay writes the body from right after the codec: the
+	 * codec side gets every buffer, in order, and the handlers nearer the tail none of
+	 * them.
+	 */
+	@Test
+	void writesTheBodyFromRightAfterTheCodecPastTheHandlersThatWatchHeadsAndEnds() {
+		WriteLog codecSide = new WriteLog();
+		WriteLog tailSide = new WriteLog();
+		EmbeddedChannel client = new EmbeddedChannel(codecSide,
+				new RequestHeaderTimeoutHandler(Duration.ofSeconds(60).toNanos()), tailSide);
+		ExchangeRecorder recorder = new ExchangeRecorder(this.meters, System.nanoTime());
+		recorder.route("m", Endpoint.CHAT_COMPLETIONS);
+		recorder.streamStarted();
+		List<ByteBuf> events = List.of(event("one"), event("two"),
+				Unpooled.copiedBuffer("data: [DONE]\n\n", StandardCharsets.UTF_8));
+		try {
+			StepVerifier.create(ResponseRelay.relay(Flux.fromIterable(events), client, recorder, true, NanoClock.SYSTEM,
+					Duration.ofSeconds(60).toNanos(), () -> {
+					}))
+				.expectComplete()
+				.verify(Duration.ofSeconds(5));
+			assertThat(tailSide.texts).isEmpty();
+			assertThat(codecSide.texts).containsExactly(text("one"), text("two"), "data: [DONE]\n\n");
+			assertThat(recorder.timer().contentEvents()).isEqualTo(2);
+		}
+		finally {
+			events.forEach(ReferenceCountUtil::safeRelease);
+			client.finishAndReleaseAll();
+		}
+	}
+
+	/**
 	 * vLLM's final usage chunk with {@code --enable-per-request-metrics}, split inside
 	 * its metrics object across two upstream buffers, then a later event with other
 	 * metrics (no engine sends two; the first is the stream's) and {@code [DONE]}, each
@@ -214,6 +248,21 @@ class ResponseRelayTests {
 	}
 
 	/** Fails the n-th write as a broken encoder would: the channel stays open. */
+	/** Notes the text of every non-empty buffer written past it. */
+	private static final class WriteLog extends ChannelOutboundHandlerAdapter {
+
+		private final List<String> texts = new ArrayList<>();
+
+		@Override
+		public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+			if (msg instanceof ByteBuf buf && buf.isReadable()) {
+				this.texts.add(buf.toString(StandardCharsets.UTF_8));
+			}
+			ctx.write(msg, promise);
+		}
+
+	}
+
 	private static final class FailingWrite extends ChannelOutboundHandlerAdapter {
 
 		private final int failing;
