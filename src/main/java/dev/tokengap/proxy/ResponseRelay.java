@@ -1,6 +1,7 @@
 package dev.tokengap.proxy;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -9,9 +10,12 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundInvoker;
 import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.ChannelOutboundHandler;
+import io.netty.channel.ChannelPipeline;
 import io.netty.handler.timeout.ReadTimeoutException;
 import io.netty.util.ByteProcessor;
 import org.reactivestreams.Publisher;
@@ -19,6 +23,7 @@ import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
+import reactor.netty.NettyPipeline;
 
 import dev.tokengap.metrics.ExchangeRecorder;
 import dev.tokengap.metrics.StreamOutcome;
@@ -183,17 +188,32 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	}
 
 	/**
-	 * The context body bytes are written from. The client pipeline's handlers between its
-	 * tail and the HTTP codec (Reactor Netty's, and tokengap's own that watch response
-	 * heads and ends) pass a body buffer on untouched; writing it from the handler right
-	 * after the codec, {@link RequestHeaderTimeoutHandler} as the proxy port installs it,
-	 * spares that walk for every event. The response's head and end still go the whole
-	 * way. Without that handler (a pipeline of some other shape) the channel itself is
-	 * written.
+	 * The context body bytes are written from. On the proxy port the handlers between the
+	 * HTTP codec and the pipeline's tail are tokengap's own that watch a request's
+	 * arrival and a response's head and end, and Reactor Netty's traffic handler, none of
+	 * which touches a body buffer; writing it from the handler right after the codec,
+	 * {@link RequestHeaderTimeoutHandler} as the proxy port installs it, spares that walk
+	 * for every event. The response's head and end still go the whole way. When any other
+	 * handler that sees writes sits there (Reactor Netty's compression, access log or
+	 * metrics, a customizer's own), it must see the body too: the channel itself is
+	 * written then, as it is in a pipeline of some other shape.
 	 */
 	private static ChannelOutboundInvoker bodyWriter(Channel client) {
-		ChannelHandlerContext afterCodec = client.pipeline().context(RequestHeaderTimeoutHandler.class);
-		return (afterCodec != null) ? afterCodec : client;
+		ChannelPipeline pipeline = client.pipeline();
+		ChannelHandlerContext afterCodec = pipeline.context(RequestHeaderTimeoutHandler.class);
+		if (afterCodec == null) {
+			return client;
+		}
+		List<String> names = pipeline.names();
+		for (int i = names.indexOf(afterCodec.name()) + 1; i < names.size(); i++) {
+			String name = names.get(i);
+			ChannelHandler handler = pipeline.get(name);
+			if (handler instanceof ChannelOutboundHandler && !(handler instanceof ResponseHeadFlush)
+					&& !NettyPipeline.HttpTrafficHandler.equals(name)) {
+				return client;
+			}
+		}
+		return afterCodec;
 	}
 
 	@Override

@@ -16,6 +16,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
+import reactor.netty.NettyPipeline;
 import reactor.test.StepVerifier;
 
 import dev.tokengap.metrics.BucketEdges;
@@ -88,26 +89,61 @@ class ResponseRelayTests {
 	}
 
 	/**
-	 * The proxy port's pipeline as {@code ProxyConfiguration} builds it: the codec, then
-	 * {@link RequestHeaderTimeoutHandler}, then handlers that only care about a
-	 * response's head and end. The relay writes the body from right after the codec: the
-	 * codec side gets every buffer, in order, and the handlers nearer the tail none of
+	 * The proxy port's pipeline as {@code ProxyConfiguration} and Reactor Netty build it:
+	 * the codec, {@link RequestHeaderTimeoutHandler}, {@link ResponseHeadFlush}, then
+	 * Reactor Netty's traffic handler (stood in for by a recorder under its name), none
+	 * of which touches a body buffer. The relay writes the body from right after the
+	 * codec: the codec side gets every buffer, in order, and the traffic handler none of
 	 * them.
 	 */
 	@Test
 	void writesTheBodyFromRightAfterTheCodecPastTheHandlersThatWatchHeadsAndEnds() {
 		WriteLog codecSide = new WriteLog();
-		WriteLog tailSide = new WriteLog();
-		EmbeddedChannel client = new EmbeddedChannel(codecSide,
-				new RequestHeaderTimeoutHandler(Duration.ofSeconds(60).toNanos()), tailSide);
+		WriteLog trafficHandler = new WriteLog();
+		EmbeddedChannel client = proxyPipeline(codecSide, NettyPipeline.HttpTrafficHandler, trafficHandler);
+		assertThat(relayThreeBuffers(client)).isEqualTo(2);
+		assertThat(trafficHandler.texts).isEmpty();
+		assertThat(codecSide.texts).containsExactly(text("one"), text("two"), "data: [DONE]\n\n");
+	}
+
+	/**
+	 * Any other handler that sees writes between the codec and the tail (Reactor Netty's
+	 * compression when {@code server.compression.enabled}, its access log, a customizer's
+	 * own) must see the body as well as the head: then the relay writes the channel.
+	 */
+	@Test
+	void writesTheBodyThroughTheWholePipelineWhenAnotherHandlerWatchesWrites() {
+		WriteLog codecSide = new WriteLog();
+		WriteLog compressor = new WriteLog();
+		EmbeddedChannel client = proxyPipeline(codecSide, "reactor.left.compressionHandler", compressor);
+		assertThat(relayThreeBuffers(client)).isEqualTo(2);
+		List<String> all = List.of(text("one"), text("two"), "data: [DONE]\n\n");
+		assertThat(compressor.texts).containsExactlyElementsOf(all);
+		assertThat(codecSide.texts).containsExactlyElementsOf(all);
+	}
+
+	private static EmbeddedChannel proxyPipeline(WriteLog codecSide, String lastName, WriteLog last) {
+		EmbeddedChannel client = new EmbeddedChannel();
+		client.pipeline()
+			.addLast("codec", codecSide)
+			.addLast(RequestHeaderTimeoutHandler.NAME,
+					new RequestHeaderTimeoutHandler(Duration.ofSeconds(60).toNanos()))
+			.addLast(StrictRequestHandler.NAME, new StrictRequestHandler())
+			.addLast(ResponseHeadFlush.NAME, new ResponseHeadFlush())
+			.addLast(lastName, last);
+		return client;
+	}
+
+	/**
+	 * Relays two content events and [DONE]; returns how many content events were timed.
+	 */
+	private long relayThreeBuffers(EmbeddedChannel client) {
 		ExchangeRecorder recorder = liveRecorder();
 		List<ByteBuf> events = List.of(event("one"), event("two"),
 				Unpooled.copiedBuffer("data: [DONE]\n\n", StandardCharsets.UTF_8));
 		try {
 			relay(client, recorder, events);
-			assertThat(tailSide.texts).isEmpty();
-			assertThat(codecSide.texts).containsExactly(text("one"), text("two"), "data: [DONE]\n\n");
-			assertThat(recorder.timer().contentEvents()).isEqualTo(2);
+			return recorder.timer().contentEvents();
 		}
 		finally {
 			events.forEach(ReferenceCountUtil::safeRelease);
