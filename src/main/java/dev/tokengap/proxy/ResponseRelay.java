@@ -67,10 +67,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private final Channel client;
 
-	/**
-	 * Where the body's bytes are written: the context right after the HTTP codec, so they
-	 * go straight to the codec.
-	 */
+	/** Where the body's bytes are written ({@link #bodyWriter}). */
 	private final ChannelOutboundInvoker out;
 
 	private final ExchangeRecorder recorder;

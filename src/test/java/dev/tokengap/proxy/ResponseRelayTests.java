@@ -38,6 +38,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class ResponseRelayTests {
 
+	/** Two content events and [DONE], each in a buffer of its own. */
+	private static final List<String> THREE_BUFFERS = List.of(text("one"), text("two"), "data: [DONE]\n\n");
+
 	private final PrometheusRegistry registry = new PrometheusRegistry();
 
 	private final TokengapMeters meters = new TokengapMeters(this.registry, BucketEdges.VLLM_V1, 400_000_000L,
@@ -74,18 +77,7 @@ class ResponseRelayTests {
 
 	@Test
 	void aStreamWhoseWritesAllSucceedIsTimedWhole() {
-		EmbeddedChannel client = new EmbeddedChannel();
-		ExchangeRecorder recorder = liveRecorder();
-		List<ByteBuf> events = List.of(event("one"), event("two"),
-				Unpooled.copiedBuffer("data: [DONE]\n\n", StandardCharsets.UTF_8));
-		try {
-			relay(client, recorder, events);
-			assertThat(recorder.timer().contentEvents()).isEqualTo(2);
-		}
-		finally {
-			events.forEach(ReferenceCountUtil::safeRelease);
-			client.finishAndReleaseAll();
-		}
+		assertThat(relayThreeBuffers(new EmbeddedChannel())).isEqualTo(2);
 	}
 
 	/**
@@ -103,7 +95,7 @@ class ResponseRelayTests {
 		EmbeddedChannel client = proxyPipeline(codecSide, NettyPipeline.HttpTrafficHandler, trafficHandler);
 		assertThat(relayThreeBuffers(client)).isEqualTo(2);
 		assertThat(trafficHandler.texts).isEmpty();
-		assertThat(codecSide.texts).containsExactly(text("one"), text("two"), "data: [DONE]\n\n");
+		assertThat(codecSide.texts).containsExactlyElementsOf(THREE_BUFFERS);
 	}
 
 	/**
@@ -117,9 +109,8 @@ class ResponseRelayTests {
 		WriteLog compressor = new WriteLog();
 		EmbeddedChannel client = proxyPipeline(codecSide, "reactor.left.compressionHandler", compressor);
 		assertThat(relayThreeBuffers(client)).isEqualTo(2);
-		List<String> all = List.of(text("one"), text("two"), "data: [DONE]\n\n");
-		assertThat(compressor.texts).containsExactlyElementsOf(all);
-		assertThat(codecSide.texts).containsExactlyElementsOf(all);
+		assertThat(compressor.texts).containsExactlyElementsOf(THREE_BUFFERS);
+		assertThat(codecSide.texts).containsExactlyElementsOf(THREE_BUFFERS);
 	}
 
 	private static EmbeddedChannel proxyPipeline(WriteLog codecSide, String lastName, WriteLog last) {
@@ -137,10 +128,9 @@ class ResponseRelayTests {
 	/**
 	 * Relays two content events and [DONE]; returns how many content events were timed.
 	 */
-	private long relayThreeBuffers(EmbeddedChannel client) {
+	private int relayThreeBuffers(EmbeddedChannel client) {
 		ExchangeRecorder recorder = liveRecorder();
-		List<ByteBuf> events = List.of(event("one"), event("two"),
-				Unpooled.copiedBuffer("data: [DONE]\n\n", StandardCharsets.UTF_8));
+		List<ByteBuf> events = THREE_BUFFERS.stream().map(ResponseRelayTests::buffer).toList();
 		try {
 			relay(client, recorder, events);
 			return recorder.timer().contentEvents();
