@@ -3,9 +3,13 @@
 # /actuator/health that answers UP on the management port, for
 #
 #   aot      the image (docker/Dockerfile) as it ships: JDK 25 with the AOT cache /app/tokengap.aot
-#   nocache  the same image with the entrypoint it had before the cache (JDK 25 and its default
-#            CDS archive, no -XX:AOTCache)
+#   nocache  the same image without its cache: the entrypoint less -XX:AOTCache (JDK 25 and its
+#            default CDS archive)
 #   jar17    the plain jar on the host with JDK 17 (no JVM flags)
+#   before   another image as it ships (BEFORE_IMAGE, e.g. one built from an earlier commit), to
+#            compare two builds in one run: VARIANTS="aot before"
+#   x1 .. x9 the image with JVM options added (JDK_JAVA_OPTIONS=$X1_OPTS .. $X9_OPTS), to try
+#            flags: X1_OPTS="-XX:TieredStopAtLevel=1" VARIANTS="aot x1"
 #
 #   bench/startup.sh [runs]        # default 10 runs of each; results in target/startup/
 #
@@ -27,7 +31,7 @@
 #
 # Environment: RUNS (default 10), IMAGE (default tokengap:it, the container tests' tag; built
 # from docker/Dockerfile here unless SKIP_IMAGE_BUILD=1), VARIANTS (default "aot nocache jar17"),
-# JAVA17, OUT (default target/startup).
+# JAVA17, OUT (default target/startup), BEFORE_IMAGE (for the before variant).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,8 +41,9 @@ VARIANTS=${VARIANTS:-"aot nocache jar17"}
 JAVA17=${JAVA17:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
 OUT=${OUT:-target/startup}
 DUMMY_UPSTREAM=--tokengap.upstream.url=http://127.0.0.1:9
-# The entrypoint of the image before the AOT cache (docker/Dockerfile's, without -XX:AOTCache).
-NOCACHE_ENTRYPOINT=(java --enable-native-access=ALL-UNNAMED -jar /app/tokengap.jar)
+# docker/Dockerfile's entrypoint without -XX:AOTCache.
+NOCACHE_ENTRYPOINT=(java --enable-native-access=ALL-UNNAMED -XX:ThreadPriorityPolicy=1 -XX:CompilerThreadPriority=10
+  -jar /app/tokengap.jar)
 CONTAINER_OPTS=(--read-only --tmpfs /tmp:rw,exec,size=64m --memory 512m)
 
 log() { echo "startup: $*" >&2; }
@@ -67,7 +72,7 @@ if ! ls target/tokengap-*.jar >/dev/null 2>&1; then
   nice -n 10 ./mvnw -B -q package -DskipTests
 fi
 JAR=$(ls target/tokengap-*.jar | head -n 1)
-if [[ " ${VARIANTS} " == *" aot "* || " ${VARIANTS} " == *" nocache "* ]]; then
+if [[ " ${VARIANTS} " =~ \ (aot|nocache|before|x[1-9])\  ]]; then
   bash docker/ensure-docker-engine.sh 120 >&2
   if [[ "${SKIP_IMAGE_BUILD:-0}" != 1 ]]; then
     bash docker/build-offline-images.sh >&2
@@ -77,6 +82,10 @@ if [[ " ${VARIANTS} " == *" aot "* || " ${VARIANTS} " == *" nocache "* ]]; then
   fi
   # Runs use the image's id, not its tag: a build elsewhere that retags it cannot swap it mid-run.
   IMAGE_ID=$(docker image inspect -f '{{.Id}}' "${IMAGE}")
+  if [[ " ${VARIANTS} " == *" before "* ]]; then
+    BEFORE_IMAGE_ID=$(docker image inspect -f '{{.Id}}' "${BEFORE_IMAGE:?the before variant needs BEFORE_IMAGE}")
+    log "before: image ${BEFORE_IMAGE} ${BEFORE_IMAGE_ID:7:12}"
+  fi
   IMAGE_TOOL_OPTIONS=$(docker image inspect -f '{{range .Config.Env}}{{println .}}{{end}}' "${IMAGE_ID}" \
     | sed -n 's/^JAVA_TOOL_OPTIONS=//p')
   log "image ${IMAGE} ${IMAGE_ID:7:12}, $(docker image inspect -f '{{.Size}}' "${IMAGE_ID}" \
@@ -119,14 +128,19 @@ measure() { # measure RUN VARIANT: appends one row to runs.csv
   port=$(free_port)
   load=$(cut -d' ' -f1 /proc/loadavg)
   case "${variant}" in
-    aot|nocache)
-      local entrypoint=()
+    aot|nocache|before|x[1-9])
+      local entrypoint=() image="${IMAGE_ID}" env=()
+      [[ "${variant}" == before ]] && image="${BEFORE_IMAGE_ID}"
+      if [[ "${variant}" == x[1-9] ]]; then
+        local opts="X${variant#x}_OPTS"
+        env=(-e "JDK_JAVA_OPTIONS=${!opts:?variant ${variant} needs ${opts}}")
+      fi
       [[ "${variant}" == nocache ]] && entrypoint=(--entrypoint "${NOCACHE_ENTRYPOINT[0]}")
       local args=("${NOCACHE_ENTRYPOINT[@]:1}")
-      [[ "${variant}" == aot ]] && args=()
+      [[ "${variant}" != nocache ]] && args=()
       launch=$(now_ns)
-      CONTAINER=$(docker run -d "${CONTAINER_OPTS[@]}" -p "127.0.0.1:${port}:8081" "${entrypoint[@]}" \
-        "${IMAGE_ID}" "${args[@]}" "${DUMMY_UPSTREAM}")
+      CONTAINER=$(docker run -d "${CONTAINER_OPTS[@]}" -p "127.0.0.1:${port}:8081" "${env[@]}" "${entrypoint[@]}" \
+        "${image}" "${args[@]}" "${DUMMY_UPSTREAM}")
       pid=$(docker inspect -f '{{.State.Pid}}' "${CONTAINER}")
       up=$(await_up "${port}" "${pid}") || { docker logs "${CONTAINER}" >"${logfile}" 2>&1; \
         log "${variant} run ${run} never answered UP: ${logfile}"; exit 1; }

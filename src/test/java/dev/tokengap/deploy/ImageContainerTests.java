@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import com.github.dockerjava.api.command.InspectImageResponse;
 import org.junit.jupiter.api.AfterAll;
@@ -157,6 +158,48 @@ class ImageContainerTests {
 			.contains("[aot] Opened AOT cache /app/tokengap.aot.")
 			.contains("[aot] Using AOT-linked classes: true")
 			.doesNotContain("Unable to use AOT cache");
+	}
+
+	/**
+	 * The entrypoint lowers the JIT compiler threads' priority so that the main thread
+	 * starts the context first: as UID 10001 the JVM may lower its own threads' priority,
+	 * and does (nice 10), while the main thread (the launcher's threads are named "java")
+	 * and the event loops keep nice 0.
+	 */
+	@Test
+	@Order(1)
+	void theJitCompilerThreadsRunAtNiceTenAndEverythingElseAtZero() throws Exception {
+		InspectImageResponse image = DockerClientFactory.instance().client().inspectImageCmd(TokengapImage.NAME).exec();
+		assertThat(image.getConfig().getEntrypoint()).contains("-XX:ThreadPriorityPolicy=1",
+				"-XX:CompilerThreadPriority=10");
+		// comm, then the nice value: field 19 of stat, the 17th after the ") " that ends
+		// the (possibly spaced) comm field
+		String threads = tokengap
+			.execInContainer("sh", "-c",
+					"for t in /proc/1/task/*; do echo \"$(cat $t/comm)|$(sed 's/^.*) //' $t/stat | cut -d' ' -f17)\";"
+							+ " done")
+			.getStdout();
+		Map<String, List<String>> niceByKind = threads.lines()
+			.filter((line) -> line.contains("|"))
+			.collect(Collectors.groupingBy((line) -> threadKind(line.substring(0, line.indexOf('|'))),
+					Collectors.mapping((line) -> line.substring(line.indexOf('|') + 1).strip(), Collectors.toList())));
+		assertThat(niceByKind.get("C1")).as(threads).isNotEmpty().containsOnly("10");
+		assertThat(niceByKind.get("C2")).as(threads).isNotEmpty().containsOnly("10");
+		assertThat(niceByKind.get("main")).as(threads).isNotEmpty().containsOnly("0");
+		assertThat(niceByKind.get("event loop")).as(threads).isNotEmpty().containsOnly("0");
+	}
+
+	private static String threadKind(String comm) {
+		if (comm.startsWith("C1 CompilerThre")) {
+			return "C1";
+		}
+		if (comm.startsWith("C2 CompilerThre")) {
+			return "C2";
+		}
+		if (comm.equals("java")) {
+			return "main";
+		}
+		return comm.startsWith("reactor-http-") ? "event loop" : "other";
 	}
 
 	@Test
