@@ -43,7 +43,7 @@ OUT=${OUT:-target/startup}
 DUMMY_UPSTREAM=--tokengap.upstream.url=http://127.0.0.1:9
 # docker/Dockerfile's entrypoint without -XX:AOTCache.
 NOCACHE_ENTRYPOINT=(java --enable-native-access=ALL-UNNAMED -XX:ThreadPriorityPolicy=1 -XX:CompilerThreadPriority=10
-  -jar /app/tokengap.jar)
+  -Djdk.reflect.useNativeAccessorOnly=true -jar /app/tokengap.jar)
 CONTAINER_OPTS=(--read-only --tmpfs /tmp:rw,exec,size=64m --memory 512m)
 
 log() { echo "startup: $*" >&2; }
