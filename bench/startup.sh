@@ -41,9 +41,6 @@ VARIANTS=${VARIANTS:-"aot nocache jar17"}
 JAVA17=${JAVA17:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
 OUT=${OUT:-target/startup}
 DUMMY_UPSTREAM=--tokengap.upstream.url=http://127.0.0.1:9
-# docker/Dockerfile's entrypoint without -XX:AOTCache.
-NOCACHE_ENTRYPOINT=(java --enable-native-access=ALL-UNNAMED -XX:ThreadPriorityPolicy=1 -XX:CompilerThreadPriority=10
-  -Djdk.reflect.useNativeAccessorOnly=true -jar /app/tokengap.jar)
 CONTAINER_OPTS=(--read-only --tmpfs /tmp:rw,exec,size=64m --memory 512m)
 
 log() { echo "startup: $*" >&2; }
@@ -86,6 +83,9 @@ if [[ " ${VARIANTS} " =~ \ (aot|nocache|before|x[1-9])\  ]]; then
     BEFORE_IMAGE_ID=$(docker image inspect -f '{{.Id}}' "${BEFORE_IMAGE:?the before variant needs BEFORE_IMAGE}")
     log "before: image ${BEFORE_IMAGE} ${BEFORE_IMAGE_ID:7:12}"
   fi
+  # The nocache variant: the image's own entrypoint without -XX:AOTCache, one word per line.
+  mapfile -t NOCACHE_ENTRYPOINT < <(docker image inspect -f '{{json .Config.Entrypoint}}' "${IMAGE_ID}" \
+    | python3 -c 'import json, sys; print("\n".join(a for a in json.load(sys.stdin) if not a.startswith("-XX:AOTCache=")))')
   IMAGE_TOOL_OPTIONS=$(docker image inspect -f '{{range .Config.Env}}{{println .}}{{end}}' "${IMAGE_ID}" \
     | sed -n 's/^JAVA_TOOL_OPTIONS=//p')
   log "image ${IMAGE} ${IMAGE_ID:7:12}, $(docker image inspect -f '{{.Size}}' "${IMAGE_ID}" \
