@@ -10,9 +10,13 @@ import java.util.Arrays;
  * Gaps are rounded to whole microseconds. Below 64 µs every microsecond has its own
  * bucket; above, each power of two is split into 32 buckets (1.6% to 3.1% wide), up to
  * 2^33 µs (about 2.4 hours); longer gaps land in the last bucket. Percentiles report the
- * middle of their bucket, so they are within 1.6% of the true gap from 32 µs up. The 928
- * int counts (3.6 KiB) are allocated on the first {@link #add}; recording never
- * allocates. Not thread-safe.
+ * middle of their bucket, so they are within 1.6% of the true gap from 32 µs up.
+ * <p>
+ * A stream's gaps fill few of the 928 buckets: a 100-token stream of 20 ms gaps with a
+ * few milliseconds of jitter lands in about ten. So the counts start sparse, as a sorted
+ * array of (bucket, count) pairs that grows to at most {@value #SPARSE_LIMIT} pairs (80
+ * to 520 bytes), and become the dense 928 int counts (3.6 KiB) only when a stream spreads
+ * over more buckets than that. Once dense, recording never allocates. Not thread-safe.
  */
 public final class GapRecord {
 
@@ -30,6 +34,20 @@ public final class GapRecord {
 
 	private static final long LIMIT_MICROS = 1L << (MAX_EXPONENT + 1);
 
+	private static final int SPARSE_INITIAL = 8;
+
+	/** Most distinct buckets kept sparse; one more makes the counts dense. */
+	static final int SPARSE_LIMIT = 64;
+
+	/**
+	 * Sparse counts while {@link #counts} is null: {@code (bucket << 32) | count} in
+	 * ascending bucket order, {@link #used} of them.
+	 */
+	private long[] sparse;
+
+	private int used;
+
+	/** Dense counts, indexed by bucket, once the gaps spread over many buckets. */
 	private int[] counts;
 
 	private int count;
@@ -42,12 +60,59 @@ public final class GapRecord {
 	 */
 	public void add(long gapNanos) {
 		long nanos = Math.max(gapNanos, 0);
-		if (this.counts == null) {
-			this.counts = new int[BUCKETS];
+		int bucket = bucket(nanos);
+		if (this.counts != null) {
+			this.counts[bucket]++;
 		}
-		this.counts[bucket(nanos)]++;
+		else {
+			addSparse(bucket);
+		}
 		this.count++;
 		this.maxNanos = Math.max(this.maxNanos, nanos);
+	}
+
+	private void addSparse(int bucket) {
+		long[] entries = this.sparse;
+		if (entries == null) {
+			entries = new long[SPARSE_INITIAL];
+			this.sparse = entries;
+		}
+		int low = 0;
+		int high = this.used - 1;
+		while (low <= high) {
+			int mid = (low + high) >>> 1;
+			int at = (int) (entries[mid] >>> 32);
+			if (at < bucket) {
+				low = mid + 1;
+			}
+			else if (at > bucket) {
+				high = mid - 1;
+			}
+			else {
+				entries[mid]++;
+				return;
+			}
+		}
+		if (this.used == SPARSE_LIMIT) {
+			this.counts = dense(entries, this.used);
+			this.counts[bucket]++;
+			return;
+		}
+		if (this.used == entries.length) {
+			entries = Arrays.copyOf(entries, Math.min(this.used * 2, SPARSE_LIMIT));
+			this.sparse = entries;
+		}
+		System.arraycopy(entries, low, entries, low + 1, this.used - low);
+		entries[low] = ((long) bucket << 32) | 1;
+		this.used++;
+	}
+
+	private static int[] dense(long[] entries, int used) {
+		int[] counts = new int[BUCKETS];
+		for (int i = 0; i < used; i++) {
+			counts[(int) (entries[i] >>> 32)] = (int) entries[i];
+		}
+		return counts;
 	}
 
 	/**
@@ -81,6 +146,16 @@ public final class GapRecord {
 		}
 		long rank = rank(p, this.count);
 		long seen = 0;
+		if (this.counts == null) {
+			for (int i = 0; i < this.used; i++) {
+				long entry = this.sparse[i];
+				seen += (int) entry;
+				if (seen >= rank) {
+					return Math.min(midpointNanos((int) (entry >>> 32)), this.maxNanos);
+				}
+			}
+			return this.maxNanos;
+		}
 		for (int bucket = 0; bucket < BUCKETS; bucket++) {
 			seen += this.counts[bucket];
 			if (seen >= rank) {
@@ -91,12 +166,13 @@ public final class GapRecord {
 	}
 
 	/**
-	 * Forgets all gaps, keeping the counts array for the next stream.
+	 * Forgets all gaps, keeping the counts' arrays for the next stream.
 	 */
 	public void reset() {
 		if (this.counts != null && this.count > 0) {
 			Arrays.fill(this.counts, 0);
 		}
+		this.used = 0;
 		this.count = 0;
 		this.maxNanos = 0;
 	}

@@ -162,6 +162,51 @@ class GapRecordTests {
 		assertThat(allocatedBytes() - before).isLessThan(16 * 1024);
 	}
 
+	@Test
+	void keepsAHundredTokenStreamOfJitteryGapsInUnderAKilobyte() {
+		hundredTokenStream(new Random(99));
+		long reading = allocatedBytes();
+		reading = allocatedBytes() - reading; // what reading the counter allocates itself
+		long before = allocatedBytes();
+		GapRecord stream = hundredTokenStream(new Random(100));
+		assertThat(allocatedBytes() - before - reading).isLessThan(1024);
+		assertThat(stream.count()).isEqualTo(100);
+	}
+
+	private static GapRecord hundredTokenStream(Random random) {
+		GapRecord stream = new GapRecord();
+		for (int i = 0; i < 100; i++) {
+			stream.add(TimeUnit.MICROSECONDS.toNanos(17_000 + random.nextInt(6_000)));
+		}
+		return stream;
+	}
+
+	@Test
+	void keepsExactRanksWhenTheGapsSpreadOverMoreBucketsThanTheSparseCountsHold() {
+		long[] gaps = new long[2 * GapRecord.SPARSE_LIMIT + 1];
+		for (int i = 0; i < GapRecord.SPARSE_LIMIT; i++) {
+			// descending, so that every new bucket goes in front of those already there
+			gaps[2 * i] = TimeUnit.MICROSECONDS.toNanos(GapRecord.SPARSE_LIMIT - i);
+			gaps[2 * i + 1] = gaps[2 * i];
+			this.record.add(gaps[2 * i]);
+			this.record.add(gaps[2 * i + 1]);
+		}
+		long[] sparse = Arrays.copyOf(gaps, 2 * GapRecord.SPARSE_LIMIT);
+		Arrays.sort(sparse);
+		for (double p : PERCENTILES) {
+			assertThat(this.record.percentileNanos(p)).as("p%s while sparse", p).isEqualTo(nearestRank(sparse, p));
+		}
+		gaps[gaps.length - 1] = 0;
+		this.record.add(0);
+		Arrays.sort(gaps);
+		for (double p : PERCENTILES) {
+			assertThat(this.record.percentileNanos(p)).as("p%s once dense", p).isEqualTo(nearestRank(gaps, p));
+		}
+		this.record.reset();
+		this.record.add(TimeUnit.MICROSECONDS.toNanos(7));
+		assertThat(this.record.percentileNanos(0.5)).isEqualTo(TimeUnit.MICROSECONDS.toNanos(7));
+	}
+
 	private static long nearestRank(long[] sorted, double p) {
 		BigDecimal rank = new BigDecimal(Double.toString(p)).multiply(BigDecimal.valueOf(sorted.length))
 			.setScale(0, RoundingMode.CEILING);
