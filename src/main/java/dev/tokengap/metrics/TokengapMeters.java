@@ -77,27 +77,27 @@ public final class TokengapMeters {
 
 	private static final Log logger = LogFactory.getLog(TokengapMeters.class);
 
-	private final Histogram ttft;
+	private final LoopHistogram ttft;
 
-	private final Histogram ttfb;
+	private final LoopHistogram ttfb;
 
-	private final Histogram itl;
+	private final LoopHistogram itl;
 
-	private final Histogram tpot;
+	private final LoopHistogram tpot;
 
-	private final Histogram e2e;
+	private final LoopHistogram e2e;
 
-	private final Histogram maxGap;
+	private final LoopHistogram maxGap;
 
-	private final Histogram jitter;
+	private final LoopHistogram jitter;
 
-	private final Histogram p99Gap;
+	private final LoopHistogram p99Gap;
 
 	private final Counter recordingErrors;
 
 	private final LogRateLimiter failureLog;
 
-	private final Histogram writeDelay;
+	private final LoopHistogram writeDelay;
 
 	private final Counter stalls;
 
@@ -185,15 +185,8 @@ public final class TokengapMeters {
 			.register(registry);
 	}
 
-	private static Histogram histogram(PrometheusRegistry registry, String name, String help, double[] edges) {
-		return Histogram.builder()
-			.name(name)
-			.help(help)
-			.labelNames(MODEL_NAME, ENDPOINT)
-			.classicUpperBounds(edges)
-			.classicOnly()
-			.withoutExemplars()
-			.register(registry);
+	private static LoopHistogram histogram(PrometheusRegistry registry, String name, String help, double[] edges) {
+		return LoopHistogram.register(registry, name, help, edges, MODEL_NAME, ENDPOINT);
 	}
 
 	private static Counter counter(PrometheusRegistry registry, String name, String help, String... labels) {
@@ -306,39 +299,39 @@ public final class TokengapMeters {
 		return this.stallNanos;
 	}
 
-	Histogram ttft() {
+	LoopHistogram ttft() {
 		return this.ttft;
 	}
 
-	Histogram ttfb() {
+	LoopHistogram ttfb() {
 		return this.ttfb;
 	}
 
-	Histogram itl() {
+	LoopHistogram itl() {
 		return this.itl;
 	}
 
-	Histogram tpot() {
+	LoopHistogram tpot() {
 		return this.tpot;
 	}
 
-	Histogram e2e() {
+	LoopHistogram e2e() {
 		return this.e2e;
 	}
 
-	Histogram maxGap() {
+	LoopHistogram maxGap() {
 		return this.maxGap;
 	}
 
-	Histogram jitter() {
+	LoopHistogram jitter() {
 		return this.jitter;
 	}
 
-	Histogram p99Gap() {
+	LoopHistogram p99Gap() {
 		return this.p99Gap;
 	}
 
-	Histogram writeDelay() {
+	LoopHistogram writeDelay() {
 		return this.writeDelay;
 	}
 
