@@ -88,8 +88,8 @@ public final class SpikeAttributor implements AutoCloseable {
 	/**
 	 * Streams with a spike handed over and not yet ended. Only their ends concern this
 	 * thread: a stream without spikes ends without a task, so that its end wakes nothing
-	 * (a task per request was 0.8 % of event-loop time at 100 requests/s, plus a wake-up
-	 * of this thread). Added to and removed from on the stream's own event loop.
+	 * (a task per request was 1 % of event-loop time at 100 requests/s, plus a wake-up of
+	 * this thread). Added to and removed from on the stream's own event loop.
 	 */
 	private final Set<StreamTimer> spiked = ConcurrentHashMap.newKeySet();
 

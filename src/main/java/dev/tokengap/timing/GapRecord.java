@@ -14,9 +14,10 @@ import java.util.Arrays;
  * <p>
  * A stream's gaps fill few of the 928 buckets: a 100-token stream of 20 ms gaps with a
  * few milliseconds of jitter lands in about ten. So the counts start sparse, as a sorted
- * array of (bucket, count) pairs that grows to at most {@value #SPARSE_LIMIT} pairs (80
- * to 520 bytes), and become the dense 928 int counts (3.6 KiB) only when a stream spreads
- * over more buckets than that. Once dense, recording never allocates. Not thread-safe.
+ * array of (bucket, count) pairs of 8, 16, 32 and at most {@value #SPARSE_LIMIT} pairs
+ * (80 to 528 bytes), and become the dense 928 int counts (3.6 KiB) only when a stream
+ * spreads over more buckets than that. Once dense, recording never allocates. Not
+ * thread-safe.
  */
 public final class GapRecord {
 
