@@ -2,9 +2,11 @@ package dev.tokengap.config;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
 import reactor.netty.http.HttpProtocol;
 import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
@@ -13,6 +15,7 @@ import reactor.netty.http.server.HttpServerResponse;
 import org.springframework.boot.reactor.netty.NettyReactiveWebServerFactory;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.boot.reactor.netty.NettyWebServer;
+import org.springframework.boot.web.server.Shutdown;
 import org.springframework.boot.web.server.Ssl;
 import org.springframework.boot.web.server.WebServer;
 import org.springframework.http.client.ReactorResourceFactory;
@@ -31,6 +34,9 @@ import dev.tokengap.proxy.ProxyHandler;
  * same way ({@link #proxyTo}). A factory without it, such as the management port's (its
  * child context builds one of this class), and a proxy port with TLS, compression or
  * HTTP/2 configured get Spring Boot's server unchanged.
+ * <p>
+ * Either way a graceful shutdown is {@link DrainingWebServer}'s, not Spring Boot's, whose
+ * stop can hang forever after a drain.
  */
 public class ProxyWebServerFactory extends NettyReactiveWebServerFactory {
 
@@ -52,10 +58,31 @@ public class ProxyWebServerFactory extends NettyReactiveWebServerFactory {
 
 	@Override
 	public WebServer getWebServer(HttpHandler httpHandler) {
-		if (this.proxy == null || Ssl.isEnabled(getSsl()) || (getCompression() != null && getCompression().getEnabled())
-				|| (getHttp2() != null && getHttp2().isEnabled())) {
+		Shutdown shutdown = getShutdown();
+		AtomicReference<DisposableServer> bound = new AtomicReference<>();
+		WebServer server = (this.proxy == null || Ssl.isEnabled(getSsl())
+				|| (getCompression() != null && getCompression().getEnabled())
+				|| (getHttp2() != null && getHttp2().isEnabled())) ? bootServer(httpHandler, bound)
+						: proxyServer(httpHandler, bound);
+		return (shutdown == Shutdown.GRACEFUL) ? new DrainingWebServer(server, bound) : server;
+	}
+
+	/** Spring Boot's server, without its graceful shutdown, telling where it is bound. */
+	private WebServer bootServer(HttpHandler httpHandler, AtomicReference<DisposableServer> bound) {
+		Shutdown shutdown = getShutdown();
+		NettyServerCustomizer binding = (server) -> server.doOnBound(bound::set);
+		getServerCustomizers().add(binding);
+		setShutdown(Shutdown.IMMEDIATE);
+		try {
 			return super.getWebServer(httpHandler);
 		}
+		finally {
+			setShutdown(shutdown);
+			getServerCustomizers().remove(binding);
+		}
+	}
+
+	private WebServer proxyServer(HttpHandler httpHandler, AtomicReference<DisposableServer> bound) {
 		HttpServer server = HttpServer.create()
 			.bindAddress(this::listenAddress)
 			.protocol(HttpProtocol.HTTP11)
@@ -63,8 +90,8 @@ public class ProxyWebServerFactory extends NettyReactiveWebServerFactory {
 		for (NettyServerCustomizer customizer : getServerCustomizers()) {
 			server = customizer.apply(server);
 		}
-		return new NettyWebServer(server, new DirectAdapter(httpHandler, this.proxy), this.lifecycleTimeout,
-				getShutdown(), this.resources);
+		return new NettyWebServer(server.doOnBound(bound::set), new DirectAdapter(httpHandler, this.proxy),
+				this.lifecycleTimeout, Shutdown.IMMEDIATE, this.resources);
 	}
 
 	private InetSocketAddress listenAddress() {
