@@ -29,6 +29,8 @@
 #   GC_LOADS ["200:20 1000:50"]     tokengap on JDK 25, G1 against ZGC; "" skips it
 #   CHURN ["fixed:100 fixed:1000 mix:64-512 rate:500 rate:2000"]  "" skips the churn part
 #   CHURN_CONCURRENCY [200]  MIX_RATE [35]  CHURN_INTERVAL_MS [20] (the Node backend's token gap)
+#   CHURN_SPREAD_MS [0]  the backend's --spread-ms: 0 keeps streams started together ticking
+#                        together (events in bursts), the interval spreads their phases
 #   NODE [node]  TUNED_FLAGS, BEFORE_JAR: extra tokengap targets (see below), in both parts
 #
 #   LOADS="" CHURN="fixed:100 rate:500" bench/overhead.sh     # the churn scenarios only
@@ -56,6 +58,7 @@ CHURN=${CHURN-"fixed:100 fixed:1000 mix:64-512 rate:500 rate:2000"}
 CHURN_CONCURRENCY=${CHURN_CONCURRENCY:-200}
 MIX_RATE=${MIX_RATE:-35}
 CHURN_INTERVAL_MS=${CHURN_INTERVAL_MS:-20}
+CHURN_SPREAD_MS=${CHURN_SPREAD_MS:-0}
 # Seconds of each unrecorded warm-up scenario per target (JIT: a JVM proxy runs for days).
 CHURN_WARMUP_S=${CHURN_WARMUP_S:-20}
 NODE=${NODE:-node}
@@ -254,7 +257,7 @@ churn_client() { # churn_client TARGET URL SCENARIO ROUND SESSION PIDS [OUT] [ME
 
 churn() { # request churn: the Node client against the Node backend, direct and through the proxies
   ports_free $CB_PORT
-  "$NODE" bench/churn/backend.mjs --port $CB_PORT --interval-ms "$CHURN_INTERVAL_MS" >"$OUT/churn-backend.log" 2>&1 &
+  "$NODE" bench/churn/backend.mjs --port $CB_PORT --interval-ms "$CHURN_INTERVAL_MS" --spread-ms "$CHURN_SPREAD_MS" >"$OUT/churn-backend.log" 2>&1 &
   churn_backend_PID=$!
   PIDS+=($churn_backend_PID)
   wait_for "http://127.0.0.1:$CB_PORT/health" churn-backend

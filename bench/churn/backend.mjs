@@ -2,7 +2,8 @@
 // Node's `net` module with a hand-written HTTP/1.1 server, so that neither end of the benchmark is
 // tokengap's own code (Reactor Netty).
 //
-//   node bench/churn/backend.mjs --port 27600 [--interval-ms 20] [--fault 50] [--host 127.0.0.1]
+//   node bench/churn/backend.mjs --port 27600 [--interval-ms 20] [--fault 50] [--spread-ms 0]
+//     [--host 127.0.0.1]
 //
 //   GET  /health                 200, empty
 //   GET  /v1/models              a vLLM-shaped model list (model "bench-model")
@@ -22,6 +23,11 @@
 // is then due at arrival + k * interval (a drift-free schedule; the phase is the arrival's).
 // A client that closes mid-stream stops its stream (counted as cancelled).
 //
+// --spread-ms S: each stream's first content event waits a uniform random 0..S ms instead (and the
+// rest follow on that schedule), so that streams started together do not tick together. Without
+// it a closed loop's streams keep the phases they started with, and their events come in bursts
+// (like one vLLM engine step's tokens for every running sequence); docs/performance.md, session 13.
+//
 // --fault N: every N-th stream is cut (socket destroyed) halfway through its content events, to
 // check that a client counts broken streams. Counters are printed on SIGTERM / SIGINT and served
 // at GET /stats (JSON).
@@ -33,6 +39,7 @@ const HOST = args.host ?? '127.0.0.1';
 const PORT = Number(args.port ?? 27600);
 const INTERVAL_MS = Number(args['interval-ms'] ?? 20);
 const FAULT = Number(args.fault ?? 0);
+const SPREAD_MS = Number(args['spread-ms'] ?? 0);
 const MODEL = 'bench-model';
 const CREATED = 1764633600;
 
@@ -155,6 +162,12 @@ class Stream {
     s.write(SSE_HEAD(dateHeader));
     s.write(chunk(roleEvent(this.id)));
     s.uncork();
+    if (SPREAD_MS > 0) {
+      const wait = Math.random() * SPREAD_MS;
+      this.start += wait;
+      this.timer = setTimeout(this.tick, wait);
+      return;
+    }
     this.send();
   }
 
