@@ -97,6 +97,7 @@ public final class GapRecord {
 		if (this.used == SPARSE_LIMIT) {
 			this.counts = dense(entries, this.used);
 			this.counts[bucket]++;
+			this.sparse = null;
 			return;
 		}
 		if (this.used == entries.length) {
