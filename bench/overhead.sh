@@ -32,6 +32,9 @@
 #   CHURN_SPREAD_MS [0]  the backend's --spread-ms: 0 keeps streams started together ticking
 #                        together (events in bursts), the interval spreads their phases
 #   NODE [node]  TUNED_FLAGS, BEFORE_JAR: extra tokengap targets (see below), in both parts
+#   FLOOR [""]  churn only: words among "tcp http", each a target netty-tcp / netty-http, the
+#               least a Netty program does to proxy this traffic (bench/bare/NettyFloorProxy.java,
+#               JDK 17, -Xmx256m, 2 event loops): the floor under any tokengap on Reactor Netty
 #
 #   LOADS="" CHURN="fixed:100 rate:500" bench/overhead.sh     # the churn scenarios only
 set -Eeuo pipefail
@@ -63,6 +66,7 @@ CHURN_SPREAD_MS=${CHURN_SPREAD_MS:-0}
 CHURN_WARMUP_S=${CHURN_WARMUP_S:-20}
 NODE=${NODE:-node}
 CB_PORT=27600 CTG_PORT=27680 CNGINX_PORT=27700 CTUNED_PORT=27780 CBEFORE_PORT=27880
+FLOOR=${FLOOR:-}
 
 ls target/tokengap-*.jar >/dev/null 2>&1 || ./mvnw -q -B package -DskipTests
 JAR=$(ls target/tokengap-*.jar | head -n 1)
@@ -240,6 +244,20 @@ long_streams() { # the Java probe against the Java backend, direct and through t
   python3 bench/overhead_report.py "$RESULTS" | tee "$OUT/report.md"
 }
 
+FLOOR_PIDS=()
+start_floor() { # start_floor NAME MODE PORT: the Netty floor proxy in front of the churn backend; sets floor_PID
+  local name=$1 mode=$2 port=$3
+  ports_free "$port"
+  [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
+  "$JAVA17" -Xmx256m -cp "$(cat target/bare-classpath.txt)" bench/bare/NettyFloorProxy.java "$mode" "$port" "$CB_PORT" \
+    >"$OUT/$name.log" 2>&1 &
+  floor_PID=$!
+  PIDS+=($floor_PID)
+  FLOOR_PIDS+=($floor_PID)
+  for _ in $(seq 120); do grep -qs NettyFloorProxy "$OUT/$name.log" && return 0; sleep 0.5; done
+  echo "overhead: $name did not come up" >&2; exit 1
+}
+
 churn_client() { # churn_client TARGET URL SCENARIO ROUND SESSION PIDS [OUT] [MEASURE_S]
   local kind=${3%%:*} arg=${3#*:} mode
   case $kind in
@@ -274,6 +292,12 @@ churn() { # request churn: the Node client against the Node backend, direct and 
     UPSTREAM_PORT=$CB_PORT START_JAR=$BEFORE_JAR start_tokengap cbefore "$JAVA17" $CBEFORE_PORT
     targets+=("tokengap-before http://127.0.0.1:$CBEFORE_PORT $cbefore_PID")
   fi
+  local mode port=27980
+  for mode in $FLOOR; do
+    start_floor "netty-$mode" "$mode" $port
+    targets+=("netty-$mode http://127.0.0.1:$port $floor_PID")
+    port=$((port + 10))
+  done
   local t name url pids
   # Warm-up (not recorded), one per target: 8 s of 200 streams of 100 tokens (~100 requests/s),
   # then, when a rate scenario is to come, 8 s of 500 non-streaming requests/s: a JVM that has
@@ -300,6 +324,7 @@ churn() { # request churn: the Node client against the Node backend, direct and 
   kill "$ctokengap_PID" "$churn_backend_PID"; kill -QUIT "$cnginx_MASTER"
   [ -n "$TUNED_FLAGS" ] && kill "$ctuned_PID"
   [ -n "$BEFORE_JAR" ] && kill "$cbefore_PID"
+  [ -n "$FLOOR" ] && kill "${FLOOR_PIDS[@]}"
   python3 bench/churn_report.py "$CHURN_RESULTS" | tee "$OUT/churn-report.md"
 }
 
