@@ -8,6 +8,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -70,6 +71,12 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 
 	private EngineConnection connection;
 
+	/**
+	 * The connection a framed body came on, after the exchange let go of it: its framing
+	 * reader still holds the data ranges of the buffer the exchange delivers last.
+	 */
+	private EngineConnection framedOn;
+
 	private long ticket;
 
 	private HttpResponse response;
@@ -91,6 +98,18 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 	private boolean draining;
 
 	private boolean cancelled;
+
+	/** While the response head is being handed on: the relay may take the body framed. */
+	private boolean framingOffered;
+
+	/** The chunked body passes through as the engine framed it. */
+	private boolean framed;
+
+	/** An unfinished chunk-size line from the end of the last read, read again whole. */
+	private ByteBuf carry;
+
+	/** The queued piece being delivered, whose data ranges the subscriber reads. */
+	private FramedPiece delivering;
 
 	EngineExchange(UpstreamClient client, EnginePool pool, HttpMethod method, String uri, HttpHeaders headers,
 			ByteBuf body, MonoSink<EngineExchange> sink) {
@@ -173,6 +192,9 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 		if (msg instanceof HttpContent content) {
 			content(content);
 		}
+		else if (msg instanceof ByteBuf bytes && this.framed) {
+			framedBytes(bytes);
+		}
 		else {
 			ReferenceCountUtil.release(msg);
 		}
@@ -190,7 +212,134 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 		this.response = head;
 		this.state = STREAMING;
 		this.connection.timeouts().headersIn(this.ticket, this.client.idleTimeoutNanos());
-		this.sink.success(this);
+		this.framingOffered = HttpUtil.isTransferEncodingChunked(head) && !HttpMethod.HEAD.equals(this.method);
+		try {
+			this.sink.success(this);
+		}
+		finally {
+			this.framingOffered = false;
+		}
+	}
+
+	/**
+	 * Asks for the body as the engine framed it: chunk-size lines and all, up to (not
+	 * including) the last chunk, whose place the client's own last chunk takes. Granted
+	 * only while the response head is being handed on (the subscriber is made in the same
+	 * call) and only for a chunked body. On the loop.
+	 * @return whether the body comes framed; if so, {@link #dataRanges()} tells, during
+	 * each {@code onNext}, which of the buffer's bytes are chunk data
+	 */
+	boolean passFraming() {
+		if (!this.framingOffered || this.state != STREAMING) {
+			return false;
+		}
+		this.framed = true;
+		return true;
+	}
+
+	/** Whether the body passes through framed. On the loop. */
+	boolean passesFraming() {
+		return this.framed;
+	}
+
+	/**
+	 * Data ranges of the buffer being delivered to {@code onNext}, when the body passes
+	 * through framed.
+	 * @return how many
+	 */
+	int dataRanges() {
+		return (this.delivering != null) ? this.delivering.ranges.length / 2 : this.connection().framing().rangeCount();
+	}
+
+	/**
+	 * @param i a data range below {@link #dataRanges()}
+	 * @return the index of its first byte in the buffer being delivered
+	 */
+	int dataStart(int i) {
+		return (this.delivering != null) ? this.delivering.ranges[2 * i] : this.connection().framing().rangeStart(i);
+	}
+
+	/**
+	 * @param i a data range below {@link #dataRanges()}
+	 * @return the index after its last byte in the buffer being delivered
+	 */
+	int dataEnd(int i) {
+		return (this.delivering != null) ? this.delivering.ranges[2 * i + 1] : this.connection().framing().rangeEnd(i);
+	}
+
+	private EngineConnection connection() {
+		return (this.connection != null) ? this.connection : this.framedOn;
+	}
+
+	/**
+	 * Bytes of a body that passes through framed, as read. The part the client gets goes
+	 * to the subscriber with its data ranges; the last chunk ends the body.
+	 */
+	private void framedBytes(ByteBuf read) {
+		if (this.state != STREAMING || this.cancelled) {
+			read.release();
+			return;
+		}
+		ByteBuf buf = (this.carry != null) ? joinCarry(read) : read;
+		ChunkedFraming framing = this.connection.framing();
+		int end = buf.writerIndex();
+		framing.read(buf);
+		if (framing.carryFrom() >= 0) {
+			this.carry = buf.alloc().buffer(end - framing.carryFrom());
+			this.carry.writeBytes(buf, framing.carryFrom(), end - framing.carryFrom());
+		}
+		buf.writerIndex(framing.forwardEnd());
+		String problem = framing.problem();
+		boolean last = framing.complete();
+		if (last) {
+			this.state = ENDED;
+			this.complete = true;
+			endOnConnection(reusable() && framing.consumedEnd() == end);
+		}
+		offerFramed(buf, framing);
+		if (problem != null) {
+			failed(new DecoderException(
+					"the engine's response body is not valid HTTP/1.1 chunked framing: " + problem));
+		}
+		else if (last) {
+			drain();
+		}
+	}
+
+	private ByteBuf joinCarry(ByteBuf read) {
+		ByteBuf joined = read.alloc().buffer(this.carry.readableBytes() + read.readableBytes());
+		joined.writeBytes(this.carry).writeBytes(read);
+		this.carry.release();
+		this.carry = null;
+		read.release();
+		return joined;
+	}
+
+	private void offerFramed(ByteBuf buf, ChunkedFraming framing) {
+		if (!buf.isReadable()) {
+			buf.release();
+			return;
+		}
+		if (this.pending.isEmpty() && this.demand > 0 && !this.draining) {
+			try {
+				this.demand--;
+				this.subscriber.onNext(buf);
+			}
+			finally {
+				buf.release();
+			}
+			return;
+		}
+		int[] ranges = new int[2 * framing.rangeCount()];
+		for (int i = 0; i < framing.rangeCount(); i++) {
+			ranges[2 * i] = framing.rangeStart(i);
+			ranges[2 * i + 1] = framing.rangeEnd(i);
+		}
+		this.pending.addLast(new FramedPiece(buf, ranges));
+		if (this.state == STREAMING && this.demand == 0) {
+			this.connection.channel().config().setAutoRead(false);
+		}
+		drain();
 	}
 
 	private void content(HttpContent content) {
@@ -299,9 +448,12 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 			return;
 		}
 		this.connection = null;
+		this.framedOn = on;
+		releaseCarry();
 		on.timeouts().done(this.ticket);
 		on.release(this);
 		if (reuse) {
+			on.codecIn();
 			on.channel().config().setAutoRead(true);
 			this.pool.release(on);
 		}
@@ -390,10 +542,12 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 			ByteBuf buf = content.content();
 			if (buf.isReadable() && this.subscriber != null && !this.cancelled) {
 				this.demand--;
+				this.delivering = (content instanceof FramedPiece piece) ? piece : null;
 				this.subscriber.onNext(buf);
 			}
 		}
 		finally {
+			this.delivering = null;
 			content.release();
 		}
 	}
@@ -405,11 +559,33 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 		}
 	}
 
+	private void releaseCarry() {
+		if (this.carry != null) {
+			this.carry.release();
+			this.carry = null;
+		}
+	}
+
 	private void releaseBody() {
 		if (this.body != null) {
 			this.body.release();
 			this.body = null;
 		}
+	}
+
+	/**
+	 * A framed piece that waits for demand, with its data ranges: the connection's
+	 * framing reader has moved on by the time it is delivered.
+	 */
+	private static final class FramedPiece extends DefaultHttpContent {
+
+		private final int[] ranges;
+
+		FramedPiece(ByteBuf content, int[] ranges) {
+			super(content);
+			this.ranges = ranges;
+		}
+
 	}
 
 	private void cancelAcquireTimer() {

@@ -34,6 +34,9 @@ import io.netty.resolver.AddressResolverGroup;
  */
 final class EnginePool {
 
+	/** The engine connections' HTTP codec, in their pipelines. */
+	static final String CODEC = "tokengap.httpCodec";
+
 	private final EventLoop loop;
 
 	private final Bootstrap bootstrap;
@@ -85,7 +88,7 @@ final class EnginePool {
 				@Override
 				protected void initChannel(Channel channel) {
 					UpstreamTimeouts timeouts = UpstreamTimeouts.install(channel);
-					channel.pipeline().addLast("tokengap.httpCodec", new HttpClientCodec());
+					channel.pipeline().addLast(CODEC, new HttpClientCodec());
 					channel.pipeline()
 						.addLast(EngineConnection.NAME, new EngineConnection(EnginePool.this, channel, timeouts));
 				}

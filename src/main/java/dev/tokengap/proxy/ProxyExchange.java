@@ -8,6 +8,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.Channel;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
@@ -228,7 +229,9 @@ final class ProxyExchange {
 		// Headers go out now, before the first event, as the engine sent them.
 		this.out.then().subscribe(null, (ex) -> {
 		});
-		return ResponseRelay.relay(body, this.channel, this.recorder, live, this.handler.clock(),
+		String encoding = this.out.responseHeaders().get(HttpHeaderNames.TRANSFER_ENCODING);
+		boolean chunked = encoding != null && HttpHeaderValues.CHUNKED.contentEqualsIgnoreCase(encoding);
+		return ResponseRelay.relay(body, chunked, this.channel, this.recorder, live, this.handler.clock(),
 				this.handler.properties().sendTimeout().toNanos(), this::sendTimedOut);
 	}
 

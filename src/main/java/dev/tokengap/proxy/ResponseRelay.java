@@ -16,6 +16,7 @@ import io.netty.channel.ChannelOutboundInvoker;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelOutboundHandler;
 import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.ReadTimeoutException;
 import io.netty.util.ByteProcessor;
 import org.reactivestreams.Publisher;
@@ -58,7 +59,9 @@ import dev.tokengap.timing.NanoClock;
  * read (TCP backpressure reaches the engine) and tokengap holds at most one buffer per
  * stream. A client whose socket accepts nothing for the send timeout is closed, and the
  * engine request with it. Buffers pass through unchanged and unmerged, each flushed at
- * once. The engine's own figures for the request (vLLM's per-request metrics), when an
+ * once. A chunked body goes out framed as the engine framed it ({@link ChunkedFraming}):
+ * written past the server codec's encoder, which would decode nothing but frame every
+ * buffer again, and scanned only where its bytes are chunk data. The engine's own figures for the request (vLLM's per-request metrics), when an
  * event carries them, reach the recorder the same way, once that event has been written.
  * Terminal signals from upstream and the client hop onto the client loop, where the
  * relay's verdict is said once; the exchange's exit records it.
@@ -73,6 +76,12 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	private final ExchangeRecorder recorder;
 
 	private final SseEventScanner scanner;
+
+	/**
+	 * The engine exchange whose chunked body passes through as the engine framed it, or
+	 * null when the body comes as decoded content.
+	 */
+	private final EngineExchange framed;
 
 	private final NanoClock clock;
 
@@ -147,10 +156,13 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private volatile Throwable upstreamError;
 
-	private ResponseRelay(Channel client, ExchangeRecorder recorder, boolean timed, NanoClock clock,
-			long sendTimeoutNanos, Runnable sendTimedOut, MonoSink<Void> sink) {
+	private ResponseRelay(Publisher<ByteBuf> body, boolean chunkedToClient, Channel client, ExchangeRecorder recorder,
+			boolean timed, NanoClock clock, long sendTimeoutNanos, Runnable sendTimedOut, MonoSink<Void> sink) {
 		this.client = client;
-		this.out = bodyWriter(client);
+		ChannelHandlerContext framedWriter = chunkedToClient ? framedWriter(client) : null;
+		this.framed = (framedWriter != null && body instanceof EngineExchange exchange && exchange.passFraming())
+				? exchange : null;
+		this.out = (this.framed != null) ? framedWriter : bodyWriter(client);
 		this.recorder = recorder;
 		this.scanner = timed ? new SseEventScanner() : null;
 		this.clock = clock;
@@ -165,6 +177,9 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	 * has said its verdict. Cancelling it (the client went away) cancels the upstream
 	 * body, which closes the upstream connection so the engine aborts the request.
 	 * @param body the upstream response body
+	 * @param chunkedToClient whether the response head sent to the client announced a
+	 * chunked body (then an engine exchange's chunked body passes through framed as it
+	 * is, where the client pipeline allows)
 	 * @param client the client connection
 	 * @param recorder the exchange's recorder
 	 * @param timed whether to scan and time SSE events (a live stream)
@@ -173,11 +188,11 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	 * @param sendTimedOut told (on the client loop) when a client is closed for that
 	 * @return completes with the relay
 	 */
-	static Mono<Void> relay(Publisher<ByteBuf> body, Channel client, ExchangeRecorder recorder, boolean timed,
-			NanoClock clock, long sendTimeoutNanos, Runnable sendTimedOut) {
+	static Mono<Void> relay(Publisher<ByteBuf> body, boolean chunkedToClient, Channel client, ExchangeRecorder recorder,
+			boolean timed, NanoClock clock, long sendTimeoutNanos, Runnable sendTimedOut) {
 		return Mono.create((sink) -> {
-			ResponseRelay relay = new ResponseRelay(client, recorder, timed, clock, sendTimeoutNanos, sendTimedOut,
-					sink);
+			ResponseRelay relay = new ResponseRelay(body, chunkedToClient, client, recorder, timed, clock,
+					sendTimeoutNanos, sendTimedOut, sink);
 			sink.onCancel(relay::clientGone);
 			body.subscribe(relay);
 			client.closeFuture().addListener(relay);
@@ -203,14 +218,38 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		}
 		List<String> names = pipeline.names();
 		for (int i = names.indexOf(afterCodec.name()) + 1; i < names.size(); i++) {
-			String name = names.get(i);
-			ChannelHandler handler = pipeline.get(name);
-			if (handler instanceof ChannelOutboundHandler && !(handler instanceof ResponseHeadFlush)
-					&& !NettyPipeline.HttpTrafficHandler.equals(name)) {
+			if (!leavesBodiesAlone(names.get(i), pipeline.get(names.get(i)))) {
 				return client;
 			}
 		}
 		return afterCodec;
+	}
+
+	/**
+	 * The context a chunked body framed by the engine is written from: the server's HTTP
+	 * codec, so that its encoder, which would frame each buffer again, is passed by. Only
+	 * where every handler after the codec that sees writes is one of those that leave
+	 * body bytes alone (as {@link #bodyWriter} requires); the response's head and end
+	 * still go through the encoder, which writes the client's last chunk.
+	 */
+	private static ChannelHandlerContext framedWriter(Channel client) {
+		ChannelPipeline pipeline = client.pipeline();
+		ChannelHandlerContext codec = pipeline.context(NettyPipeline.HttpCodec);
+		if (codec == null || !(codec.handler() instanceof HttpServerCodec)) {
+			return null;
+		}
+		List<String> names = pipeline.names();
+		for (int i = names.indexOf(NettyPipeline.HttpCodec) + 1; i < names.size(); i++) {
+			if (!leavesBodiesAlone(names.get(i), pipeline.get(names.get(i)))) {
+				return null;
+			}
+		}
+		return codec;
+	}
+
+	private static boolean leavesBodiesAlone(String name, ChannelHandler handler) {
+		return !(handler instanceof ChannelOutboundHandler) || handler instanceof ResponseHeadFlush
+				|| handler instanceof RequestHeaderTimeoutHandler || NettyPipeline.HttpTrafficHandler.equals(name);
 	}
 
 	@Override
@@ -230,13 +269,27 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		}
 		this.event.setArrivalNanos(this.clock.nanoTime());
 		if (this.scanner != null) {
-			buf.forEachByte(this);
+			scan(buf);
 		}
 		this.writing = true;
 		// The upstream receiver releases buf when onNext returns; the write owns this
 		// retain.
 		this.inFlight = buf.retain();
 		onClientLoop(this);
+	}
+
+	private void scan(ByteBuf buf) {
+		EngineExchange exchange = this.framed;
+		if (exchange == null) {
+			buf.forEachByte(this);
+			return;
+		}
+		// only chunk data is the event stream; size lines and CRLFs are framing
+		int ranges = exchange.dataRanges();
+		for (int i = 0; i < ranges; i++) {
+			int start = exchange.dataStart(i);
+			buf.forEachByte(start, exchange.dataEnd(i) - start, this);
+		}
 	}
 
 	/**

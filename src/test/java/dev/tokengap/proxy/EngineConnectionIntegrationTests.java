@@ -166,6 +166,64 @@ class EngineConnectionIntegrationTests {
 	}
 
 	@Test
+	void aChunkedStreamReachesTheClientFramedAsTheEngineFramedItAndTheConnectionServesTheNext() {
+		// The body passes through as the engine framed it (ChunkedFraming): chunk sizes
+		// and extensions unchanged, a size line cut between two writes of the engine
+		// judged whole, and only the last chunk (with its trailer) replaced by the
+		// client's own, after which the engine connection takes the next request.
+		String path = "/v1/completions";
+		String first = "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,"
+				+ "\"text\":\"one\",\"finish_reason\":null}]}\n\n";
+		String second = "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,"
+				+ "\"text\":\"two\",\"finish_reason\":null}]}\n\n";
+		String done = "data: [DONE]\n\n";
+		String secondSize = Integer.toHexString(second.length()) + ";ext=1";
+		String framed = Integer.toHexString(first.length()) + "\r\n" + first + "\r\n" + secondSize + "\r\n" + second
+				+ "\r\n" + Integer.toHexString(done.length()) + "\r\n" + done + "\r\n";
+		int cut = framed.indexOf(secondSize) + 1;
+		engine.answer(path,
+				(request) -> new Answer(
+						"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n" + "transfer-encoding: chunked\r\n\r\n"
+								+ framed.substring(0, cut),
+						false, framed.substring(cut) + "0\r\nx-engine-trailer: 1\r\n\r\n", Duration.ofMillis(200)));
+		PrometheusText before = PrometheusText.scrape(this.managementPort);
+		String body = "{\"model\":\"m-conn\",\"stream\":true,\"prompt\":\"x\"}";
+		String request = "POST " + path + " HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\n"
+				+ "content-length: " + body.length() + "\r\n\r\n" + body;
+		String end = "\r\n\r\n" + framed + "0\r\n\r\n";
+		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
+			for (int i = 1; i <= 2; i++) {
+				client.send(request);
+				int responses = i;
+				await().atMost(Duration.ofSeconds(5)).until(() -> {
+					client.readWithin(Duration.ofMillis(100));
+					return client.received().split(Pattern.quote(end), -1).length > responses;
+				});
+			}
+			String[] responses = client.received().split("(?=HTTP/1\\.1 200)");
+			assertThat(responses).hasSize(2)
+				.allSatisfy((response) -> assertThat(response).contains("transfer-encoding: chunked")
+					.endsWith(end)
+					.doesNotContain("x-engine-trailer"));
+		}
+		assertThat(engine.connectionsServing(path)).as("one engine connection for both streams").isEqualTo(1);
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(completed(PrometheusText.scrape(this.managementPort)) - completed(before))
+				.isEqualTo(2));
+		assertThat(ttftCount(PrometheusText.scrape(this.managementPort)) - ttftCount(before))
+			.as("both streams' first tokens timed")
+			.isEqualTo(2);
+	}
+
+	private static double completed(PrometheusText scrape) {
+		return scrape.value("tokengap_streams_total", "model_name", "m-conn", "outcome", "completed");
+	}
+
+	private static double ttftCount(PrometheusText scrape) {
+		return scrape.value("tokengap_time_to_first_token_seconds_count", "model_name", "m-conn");
+	}
+
+	@Test
 	void aRequestTargetThatJavaNetUriRejectsIsStillForwarded() {
 		// Spring's adapter parses every target with java.net.URI and answers 400 itself,
 		// never reaching the proxy, for one it rejects (such as a '|' in the query); the

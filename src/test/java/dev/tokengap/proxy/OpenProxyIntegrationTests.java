@@ -1,5 +1,7 @@
 package dev.tokengap.proxy;
 
+import java.time.Duration;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -14,6 +16,7 @@ import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstreamTests;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * tokengap is no open proxy: whatever host a request names (absolute-form target,
@@ -101,8 +104,12 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 		double before = PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused);
 		assertThat(send("CONNECT " + this.foreignHost + " HTTP/1.1\r\nHost: " + this.foreignHost + "\r\n").statuses())
 			.containsExactly(400);
-		assertThat(PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused))
-			.isEqualTo(before + 1);
+		// counted when the exchange closes, which may be just after the client has its
+		// answer
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(
+					PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused))
+				.isEqualTo(before + 1));
 	}
 
 	private RawHttpClient.Response send(String head) {

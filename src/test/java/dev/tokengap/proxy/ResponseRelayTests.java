@@ -54,8 +54,8 @@ class ResponseRelayTests {
 		recorder.streamStarted();
 		List<ByteBuf> events = List.of(event("one"), event("two"), event("three"));
 		try {
-			StepVerifier.create(ResponseRelay.relay(Flux.fromIterable(events), client, recorder, true, NanoClock.SYSTEM,
-					Duration.ofSeconds(60).toNanos(), () -> {
+			StepVerifier.create(ResponseRelay.relay(Flux.fromIterable(events), false, client, recorder, true,
+					NanoClock.SYSTEM, Duration.ofSeconds(60).toNanos(), () -> {
 					}))
 				.expectComplete()
 				.verify(Duration.ofSeconds(5));
@@ -203,8 +203,8 @@ class ResponseRelayTests {
 	}
 
 	private static void relay(EmbeddedChannel client, ExchangeRecorder recorder, List<ByteBuf> events) {
-		StepVerifier.create(ResponseRelay.relay(Flux.fromIterable(events), client, recorder, true, NanoClock.SYSTEM,
-				Duration.ofSeconds(60).toNanos(), () -> {
+		StepVerifier.create(ResponseRelay.relay(Flux.fromIterable(events), false, client, recorder, true,
+				NanoClock.SYSTEM, Duration.ofSeconds(60).toNanos(), () -> {
 				}))
 			.expectComplete()
 			.verify(Duration.ofSeconds(5));
