@@ -61,10 +61,11 @@ import dev.tokengap.timing.NanoClock;
  * engine request with it. Buffers pass through unchanged and unmerged, each flushed at
  * once. A chunked body goes out framed as the engine framed it ({@link ChunkedFraming}):
  * written past the server codec's encoder, which would decode nothing but frame every
- * buffer again, and scanned only where its bytes are chunk data. The engine's own figures for the request (vLLM's per-request metrics), when an
- * event carries them, reach the recorder the same way, once that event has been written.
- * Terminal signals from upstream and the client hop onto the client loop, where the
- * relay's verdict is said once; the exchange's exit records it.
+ * buffer again, and scanned only where its bytes are chunk data. The engine's own figures
+ * for the request (vLLM's per-request metrics), when an event carries them, reach the
+ * recorder the same way, once that event has been written. Terminal signals from upstream
+ * and the client hop onto the client loop, where the relay's verdict is said once; the
+ * exchange's exit records it.
  */
 final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListener, ByteProcessor, Runnable {
 
