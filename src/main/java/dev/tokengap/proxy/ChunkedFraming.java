@@ -63,8 +63,6 @@ final class ChunkedFraming {
 
 	private int sizeLineLength;
 
-	private boolean lastChunk;
-
 	/** Data ranges of the last buffer read: start and end index pairs. */
 	private int[] ranges = new int[8];
 
@@ -86,7 +84,6 @@ final class ChunkedFraming {
 		this.state = SIZE_START;
 		this.size = 0;
 		this.sizeLineLength = 0;
-		this.lastChunk = false;
 		this.problem = null;
 	}
 
@@ -132,7 +129,7 @@ final class ChunkedFraming {
 			if (this.state == MALFORMED) {
 				this.forwardEnd = stop - 1;
 			}
-			else if (this.lastChunk) {
+			else if (this.state >= TRAILER_START) {
 				// the last chunk began in an earlier buffer: nothing of this one is body
 				this.forwardEnd = buf.readerIndex();
 			}
@@ -271,7 +268,6 @@ final class ChunkedFraming {
 			this.state = DATA;
 			return;
 		}
-		this.lastChunk = true;
 		this.forwardEnd = this.lineStart;
 		this.state = TRAILER_START;
 	}

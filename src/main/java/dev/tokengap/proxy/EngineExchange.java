@@ -71,12 +71,6 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 
 	private EngineConnection connection;
 
-	/**
-	 * The connection a framed body came on, after the exchange let go of it: its framing
-	 * reader still holds the data ranges of the buffer the exchange delivers last.
-	 */
-	private EngineConnection framedOn;
-
 	private long ticket;
 
 	private HttpResponse response;
@@ -102,8 +96,13 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 	/** While the response head is being handed on: the relay may take the body framed. */
 	private boolean framingOffered;
 
-	/** The chunked body passes through as the engine framed it. */
-	private boolean framed;
+	/**
+	 * The reader of the body's framing (its connection's) when the chunked body passes
+	 * through as the engine framed it; null when it comes decoded. Kept after the
+	 * exchange lets go of the connection: it still holds the ranges of the last buffer
+	 * delivered.
+	 */
+	private ChunkedFraming framing;
 
 	/** An unfinished chunk-size line from the end of the last read, read again whole. */
 	private ByteBuf carry;
@@ -192,7 +191,7 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 		if (msg instanceof HttpContent content) {
 			content(content);
 		}
-		else if (msg instanceof ByteBuf bytes && this.framed) {
+		else if (msg instanceof ByteBuf bytes && this.framing != null) {
 			framedBytes(bytes);
 		}
 		else {
@@ -233,13 +232,13 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 		if (!this.framingOffered || this.state != STREAMING) {
 			return false;
 		}
-		this.framed = true;
+		this.framing = this.connection.framing();
 		return true;
 	}
 
 	/** Whether the body passes through framed. On the loop. */
 	boolean passesFraming() {
-		return this.framed;
+		return this.framing != null;
 	}
 
 	/**
@@ -248,7 +247,7 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 	 * @return how many
 	 */
 	int dataRanges() {
-		return (this.delivering != null) ? this.delivering.ranges.length / 2 : this.connection().framing().rangeCount();
+		return (this.delivering != null) ? this.delivering.ranges.length / 2 : this.framing.rangeCount();
 	}
 
 	/**
@@ -256,7 +255,7 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 	 * @return the index of its first byte in the buffer being delivered
 	 */
 	int dataStart(int i) {
-		return (this.delivering != null) ? this.delivering.ranges[2 * i] : this.connection().framing().rangeStart(i);
+		return (this.delivering != null) ? this.delivering.ranges[2 * i] : this.framing.rangeStart(i);
 	}
 
 	/**
@@ -264,11 +263,7 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 	 * @return the index after its last byte in the buffer being delivered
 	 */
 	int dataEnd(int i) {
-		return (this.delivering != null) ? this.delivering.ranges[2 * i + 1] : this.connection().framing().rangeEnd(i);
-	}
-
-	private EngineConnection connection() {
-		return (this.connection != null) ? this.connection : this.framedOn;
+		return (this.delivering != null) ? this.delivering.ranges[2 * i + 1] : this.framing.rangeEnd(i);
 	}
 
 	/**
@@ -281,7 +276,7 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 			return;
 		}
 		ByteBuf buf = (this.carry != null) ? joinCarry(read) : read;
-		ChunkedFraming framing = this.connection.framing();
+		ChunkedFraming framing = this.framing;
 		int end = buf.writerIndex();
 		framing.read(buf);
 		if (framing.carryFrom() >= 0) {
@@ -296,7 +291,7 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 			this.complete = true;
 			endOnConnection(reusable() && framing.consumedEnd() == end);
 		}
-		offerFramed(buf, framing);
+		offerFramed(buf);
 		if (problem != null) {
 			failed(new DecoderException(
 					"the engine's response body is not valid HTTP/1.1 chunked framing: " + problem));
@@ -315,27 +310,39 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 		return joined;
 	}
 
-	private void offerFramed(ByteBuf buf, ChunkedFraming framing) {
+	/**
+	 * Hands a framed buffer on now, with the reader's ranges, or queues it with a copy of
+	 * them (the reader moves on with the next read).
+	 */
+	private void offerFramed(ByteBuf buf) {
 		if (!buf.isReadable()) {
 			buf.release();
 			return;
 		}
-		if (this.pending.isEmpty() && this.demand > 0 && !this.draining) {
+		if (deliversNow()) {
 			try {
-				this.demand--;
-				this.subscriber.onNext(buf);
+				emit(buf);
 			}
 			finally {
 				buf.release();
 			}
 			return;
 		}
-		int[] ranges = new int[2 * framing.rangeCount()];
-		for (int i = 0; i < framing.rangeCount(); i++) {
-			ranges[2 * i] = framing.rangeStart(i);
-			ranges[2 * i + 1] = framing.rangeEnd(i);
+		int[] ranges = new int[2 * this.framing.rangeCount()];
+		for (int i = 0; i < this.framing.rangeCount(); i++) {
+			ranges[2 * i] = this.framing.rangeStart(i);
+			ranges[2 * i + 1] = this.framing.rangeEnd(i);
 		}
-		this.pending.addLast(new FramedPiece(buf, ranges));
+		enqueue(new FramedPiece(buf, ranges));
+	}
+
+	private boolean deliversNow() {
+		return this.pending.isEmpty() && this.demand > 0 && !this.draining;
+	}
+
+	/** Waits for demand: reading from the engine pauses while nothing is asked for. */
+	private void enqueue(HttpContent content) {
+		this.pending.addLast(content);
 		if (this.state == STREAMING && this.demand == 0) {
 			this.connection.channel().config().setAutoRead(false);
 		}
@@ -364,18 +371,14 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 			this.complete = true;
 			endOnConnection(reusable());
 		}
-		if (this.pending.isEmpty() && this.demand > 0 && !this.draining) {
+		if (deliversNow()) {
 			deliver(content);
 			if (last) {
 				drain();
 			}
 			return;
 		}
-		this.pending.addLast(content);
-		if (this.state == STREAMING && this.demand == 0) {
-			this.connection.channel().config().setAutoRead(false);
-		}
-		drain();
+		enqueue(content);
 	}
 
 	private boolean reusable() {
@@ -448,7 +451,6 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 			return;
 		}
 		this.connection = null;
-		this.framedOn = on;
 		releaseCarry();
 		on.timeouts().done(this.ticket);
 		on.release(this);
@@ -539,16 +541,19 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 
 	private void deliver(HttpContent content) {
 		try {
-			ByteBuf buf = content.content();
-			if (buf.isReadable() && this.subscriber != null && !this.cancelled) {
-				this.demand--;
-				this.delivering = (content instanceof FramedPiece piece) ? piece : null;
-				this.subscriber.onNext(buf);
-			}
+			this.delivering = (content instanceof FramedPiece piece) ? piece : null;
+			emit(content.content());
 		}
 		finally {
 			this.delivering = null;
 			content.release();
+		}
+	}
+
+	private void emit(ByteBuf buf) {
+		if (buf.isReadable() && this.subscriber != null && !this.cancelled) {
+			this.demand--;
+			this.subscriber.onNext(buf);
 		}
 	}
 

@@ -217,13 +217,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		if (afterCodec == null) {
 			return client;
 		}
-		List<String> names = pipeline.names();
-		for (int i = names.indexOf(afterCodec.name()) + 1; i < names.size(); i++) {
-			if (!leavesBodiesAlone(names.get(i), pipeline.get(names.get(i)))) {
-				return client;
-			}
-		}
-		return afterCodec;
+		return leaveBodiesAloneAfter(pipeline, afterCodec.name()) ? afterCodec : client;
 	}
 
 	/**
@@ -239,18 +233,25 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		if (codec == null || !(codec.handler() instanceof HttpServerCodec)) {
 			return null;
 		}
-		List<String> names = pipeline.names();
-		for (int i = names.indexOf(NettyPipeline.HttpCodec) + 1; i < names.size(); i++) {
-			if (!leavesBodiesAlone(names.get(i), pipeline.get(names.get(i)))) {
-				return null;
-			}
-		}
-		return codec;
+		return leaveBodiesAloneAfter(pipeline, NettyPipeline.HttpCodec) ? codec : null;
 	}
 
-	private static boolean leavesBodiesAlone(String name, ChannelHandler handler) {
-		return !(handler instanceof ChannelOutboundHandler) || handler instanceof ResponseHeadFlush
-				|| handler instanceof RequestHeaderTimeoutHandler || NettyPipeline.HttpTrafficHandler.equals(name);
+	/**
+	 * Whether every handler after the named one that sees writes only watches a
+	 * response's head and end.
+	 */
+	private static boolean leaveBodiesAloneAfter(ChannelPipeline pipeline, String after) {
+		List<String> names = pipeline.names();
+		for (int i = names.indexOf(after) + 1; i < names.size(); i++) {
+			String name = names.get(i);
+			ChannelHandler handler = pipeline.get(name);
+			if (handler instanceof ChannelOutboundHandler && !(handler instanceof ResponseHeadFlush)
+					&& !(handler instanceof RequestHeaderTimeoutHandler)
+					&& !NettyPipeline.HttpTrafficHandler.equals(name)) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	@Override
