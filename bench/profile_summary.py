@@ -3,7 +3,8 @@
 
     python3 bench/profile_summary.py OUT.collapsed [FRAME-SUBSTRING...]
 
-Prints the self time of the event-loop threads (reactor-http-epoll-*) by package, the inclusive
+Prints the self time of the event-loop threads (tokengap-epoll-*, the proxy port's; reactor-http-epoll-*
+with -Dtokengap.netty.deferInterest=false or in builds before it) by package, the inclusive
 share of each given frame substring (default: the parts of the proxy path), and the hottest frames.
 """
 import collections
@@ -22,7 +23,7 @@ def main(path, patterns):
     for line in open(path):
         stack, _, count = line.rstrip().rpartition(" ")
         frames = stack.split(";")
-        if not frames[0].startswith("[reactor-http-epoll"):
+        if not frames[0].startswith(("[tokengap-epoll", "[reactor-http-epoll")):
             continue
         n = int(count)
         loop += n

@@ -8,7 +8,7 @@
 #   bench/startup-threads.sh tokengap:it -e JDK_JAVA_OPTIONS=-XX:TieredStopAtLevel=1
 #
 # Threads are grouped by name (the kernel's 15 characters less a trailing number: "C2
-# CompilerThre", "reactor-http-ep", "GC Thread", "java" for the launcher and main threads, ...);
+# CompilerThre", "reactor-http-ep", "tokengap-epoll", "GC Thread", "java" for the launcher and main threads, ...);
 # groups under 20 ms are left out of the list but counted in the total.
 set -euo pipefail
 IMAGE=${1:-tokengap:it}

@@ -30,6 +30,7 @@ import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.MetricsProperties;
 import dev.tokengap.metrics.ModelLabels;
 import dev.tokengap.metrics.TokengapMeters;
+import dev.tokengap.proxy.ProxyEventLoops;
 import dev.tokengap.proxy.ProxyHandler;
 import dev.tokengap.proxy.ProxyProperties;
 import dev.tokengap.proxy.RequestHeaderTimeoutHandler;
@@ -137,6 +138,17 @@ class ProxyConfiguration {
 		return read;
 	}
 
+	/**
+	 * The proxy port's event loops, disposed after its server has stopped.
+	 * @return the loops
+	 */
+	@Bean(destroyMethod = "dispose")
+	ProxyEventLoops proxyEventLoops() {
+		ProxyEventLoops loops = ProxyEventLoops.create();
+		logger.debug("Proxy port runs on " + loops);
+		return loops;
+	}
+
 	@Bean
 	NettyServerCustomizer clientConnections(ProxyProperties proxy) {
 		DataSize size = proxy.clientSendBuffer();
@@ -177,9 +189,9 @@ class ProxyConfiguration {
 	@Bean
 	ProxyWebServerFactory proxyWebServerFactory(ObjectProvider<ReactorResourceFactory> resources,
 			ObjectProvider<NettyRouteProvider> routes, ObjectProvider<NettyServerCustomizer> customizers,
-			ObjectProvider<ProxyHandler> proxy) {
+			ObjectProvider<ProxyHandler> proxy, ProxyEventLoops loops) {
 		ProxyWebServerFactory factory = new ProxyWebServerFactory();
-		factory.proxyTo(proxy::getObject);
+		factory.proxyTo(proxy::getObject, loops);
 		resources.ifAvailable(factory::setResourceFactory);
 		routes.orderedStream().forEach(factory::addRouteProviders);
 		factory.getServerCustomizers().addAll(customizers.orderedStream().toList());

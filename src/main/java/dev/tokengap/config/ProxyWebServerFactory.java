@@ -22,6 +22,7 @@ import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.http.server.reactive.HttpHandler;
 import org.springframework.http.server.reactive.ReactorHttpHandlerAdapter;
 
+import dev.tokengap.proxy.ProxyEventLoops;
 import dev.tokengap.proxy.ProxyHandler;
 
 /**
@@ -33,7 +34,8 @@ import dev.tokengap.proxy.ProxyHandler;
  * application's up when the server starts, so the proxy's is given to the factory the
  * same way ({@link #proxyTo}). A factory without it, such as the management port's (its
  * child context builds one of this class), and a proxy port with TLS, compression or
- * HTTP/2 configured get Spring Boot's server unchanged.
+ * HTTP/2 configured get Spring Boot's server unchanged. The proxy port runs on
+ * {@link ProxyEventLoops}' own loops where it has them.
  * <p>
  * Either way a graceful shutdown is {@link DrainingWebServer}'s, not Spring Boot's, whose
  * stop can hang forever after a drain.
@@ -41,6 +43,8 @@ import dev.tokengap.proxy.ProxyHandler;
 public class ProxyWebServerFactory extends NettyReactiveWebServerFactory {
 
 	private Supplier<ProxyHandler> proxy;
+
+	private ProxyEventLoops loops;
 
 	private ReactorResourceFactory resources;
 
@@ -51,9 +55,11 @@ public class ProxyWebServerFactory extends NettyReactiveWebServerFactory {
 	/**
 	 * Makes this the proxy port's factory.
 	 * @param proxy the application's handler, looked up when the first request comes
+	 * @param loops the event loops the proxy port runs on
 	 */
-	void proxyTo(Supplier<ProxyHandler> proxy) {
+	void proxyTo(Supplier<ProxyHandler> proxy, ProxyEventLoops loops) {
 		this.proxy = proxy;
+		this.loops = loops;
 	}
 
 	@Override
@@ -90,8 +96,13 @@ public class ProxyWebServerFactory extends NettyReactiveWebServerFactory {
 		for (NettyServerCustomizer customizer : getServerCustomizers()) {
 			server = customizer.apply(server);
 		}
+		// NettyWebServer runs the server on the resource factory's loops, if it has one
+		boolean ownLoops = this.loops.deferred();
+		if (ownLoops) {
+			server = server.runOn(this.loops);
+		}
 		return new NettyWebServer(server.doOnBound(bound::set), new DirectAdapter(httpHandler, this.proxy),
-				this.lifecycleTimeout, Shutdown.IMMEDIATE, this.resources);
+				this.lifecycleTimeout, Shutdown.IMMEDIATE, ownLoops ? null : this.resources);
 	}
 
 	private InetSocketAddress listenAddress() {

@@ -199,7 +199,7 @@ class ImageContainerTests {
 		if (comm.equals("java")) {
 			return "main";
 		}
-		return comm.startsWith("reactor-http-") ? "event loop" : "other";
+		return (comm.startsWith("reactor-http-") || comm.startsWith("tokengap-epoll")) ? "event loop" : "other";
 	}
 
 	@Test
