@@ -2,7 +2,8 @@
 # System calls per non-streaming request (issue #13): the packaged jar under the churn client's
 # rate mode (bench/churn/client.mjs --mode rate, the Node backend of bench/churn/), `strace -c -f`
 # attached to the JVM for STRACE_S seconds in the middle of the run. One run per flag set, the
-# tables side by side; counts are divided by the requests the client completed in the window.
+# tables one after the other; counts are divided by the requests the window should hold (rate x
+# STRACE_S: the client sends them evenly spaced, and its log says whether any failed).
 #
 #   bench/syscalls-rate.sh OUT_DIR [RATE] -- "" "-Dtokengap.netty.deferInterest=false"
 #

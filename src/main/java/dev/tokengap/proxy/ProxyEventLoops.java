@@ -32,15 +32,17 @@ public final class ProxyEventLoops implements LoopResources {
 
 	private final int threads;
 
-	private final boolean deferred;
+	/** tokengap's loops, or null when Reactor Netty's are handed out. */
+	private final EventLoopGroup loops;
 
-	private volatile EventLoopGroup loops;
-
-	private volatile EventLoopGroup colocated;
+	private final EventLoopGroup colocated;
 
 	private ProxyEventLoops(int threads, boolean deferred) {
 		this.threads = threads;
-		this.deferred = deferred;
+		// a loop's thread starts with its first task: building the group costs no thread
+		this.loops = deferred ? new MultiThreadIoEventLoopGroup(threads, threadFactory(),
+				DeferredInterestIoHandler.factory(EpollIoHandler.newFactory())) : null;
+		this.colocated = deferred ? LoopResources.colocate(this.loops) : null;
 	}
 
 	/**
@@ -59,30 +61,17 @@ public final class ProxyEventLoops implements LoopResources {
 	 * @return false when Reactor Netty's loops are handed out
 	 */
 	public boolean deferred() {
-		return this.deferred;
+		return this.loops != null;
 	}
 
 	@Override
 	public EventLoopGroup onServer(boolean useNative) {
-		return (useNative && this.deferred) ? loops() : HttpResources.get().onServer(useNative);
+		return (useNative && deferred()) ? this.loops : HttpResources.get().onServer(useNative);
 	}
 
 	@Override
 	public EventLoopGroup onClient(boolean useNative) {
-		if (!useNative || !this.deferred) {
-			return HttpResources.get().onClient(useNative);
-		}
-		EventLoopGroup group = this.colocated;
-		if (group == null) {
-			synchronized (this) {
-				group = this.colocated;
-				if (group == null) {
-					group = LoopResources.colocate(loops());
-					this.colocated = group;
-				}
-			}
-		}
-		return group;
+		return (useNative && deferred()) ? this.colocated : HttpResources.get().onClient(useNative);
 	}
 
 	@Override
@@ -92,30 +81,12 @@ public final class ProxyEventLoops implements LoopResources {
 
 	@Override
 	public Mono<Void> disposeLater(Duration quietPeriod, Duration timeout) {
-		return Mono.defer(() -> {
-			EventLoopGroup group = this.loops;
-			if (group == null) {
-				return Mono.empty();
-			}
-			return Mono.create((sink) -> group
-				.shutdownGracefully(quietPeriod.toMillis(), timeout.toMillis(), TimeUnit.MILLISECONDS)
-				.addListener((future) -> sink.success()));
-		});
-	}
-
-	private EventLoopGroup loops() {
-		EventLoopGroup group = this.loops;
-		if (group == null) {
-			synchronized (this) {
-				group = this.loops;
-				if (group == null) {
-					group = new MultiThreadIoEventLoopGroup(this.threads, threadFactory(),
-							DeferredInterestIoHandler.factory(EpollIoHandler.newFactory()));
-					this.loops = group;
-				}
-			}
+		if (this.loops == null) {
+			return Mono.empty();
 		}
-		return group;
+		return Mono.create((sink) -> this.loops
+			.shutdownGracefully(quietPeriod.toMillis(), timeout.toMillis(), TimeUnit.MILLISECONDS)
+			.addListener((future) -> sink.success()));
 	}
 
 	private static ThreadFactory threadFactory() {
@@ -129,8 +100,7 @@ public final class ProxyEventLoops implements LoopResources {
 
 	@Override
 	public String toString() {
-		return this.deferred
-				? "ProxyEventLoops[threads=" + this.threads + ", interest changes deferred to the next wait]"
+		return deferred() ? "ProxyEventLoops[threads=" + this.threads + ", interest changes deferred to the next wait]"
 				: "ProxyEventLoops[Reactor Netty's]";
 	}
 

@@ -7,7 +7,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
+import io.netty.channel.EventLoop;
 import io.netty.channel.epoll.Epoll;
 import org.junit.jupiter.api.Test;
 
@@ -74,7 +76,7 @@ class ProxyEventLoopsIntegrationTests {
 
 		private final Set<String> names = ConcurrentHashMap.newKeySet();
 
-		void record(int port, io.netty.channel.EventLoop loop) {
+		void record(int port, EventLoop loop) {
 			loop.execute(() -> this.names.add(port + " " + Thread.currentThread().getName()));
 		}
 
@@ -82,7 +84,7 @@ class ProxyEventLoopsIntegrationTests {
 			return this.names.stream()
 				.filter((entry) -> entry.startsWith(port + " "))
 				.map((entry) -> entry.substring(entry.indexOf(' ') + 1))
-				.collect(java.util.stream.Collectors.toSet());
+				.collect(Collectors.toSet());
 		}
 
 	}
