@@ -13,6 +13,7 @@
 # Environment [defaults]: OUT [target/stages]  ROUNDS [2]  MEASURE_S [20]  WARMUP_S [3]
 #   SCENARIOS ["fixed:1000 fixed:100"] (fixed:N or mix:A-B, as bench/overhead.sh's CHURN)
 #   SPREAD_MS [0]  the backend's --spread-ms   TG_FLAGS [""] extra JVM flags for tokengap
+#   WARM_S [20]  seconds of unrecorded fixed:100 per proxy before the first round (the JIT)
 #   JAVA17  NODE [node]  CC [cc]
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,7 @@ WARMUP_S=${WARMUP_S:-3}
 SCENARIOS=${SCENARIOS:-"fixed:1000 fixed:100"}
 SPREAD_MS=${SPREAD_MS:-0}
 TG_FLAGS=${TG_FLAGS:-}
+WARM_S=${WARM_S:-20}
 JAVA17=${JAVA17:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
 NODE=${NODE:-node}
 CC=${CC:-cc}
@@ -103,7 +105,7 @@ client() { # client TARGET PORT SCENARIO ROUND PIDS MEASURE_S OUT
 echo "stages: $(date +%T) warm-up" >&2
 for target in "tokengap $TG_PORT $tokengap" "nginx $NGINX_PORT $nginx_pids"; do
   read -r name port pids <<<"$target"
-  client warmup "$port" fixed:100 0 "" 20 /dev/null 2>/dev/null
+  client warmup "$port" fixed:100 0 "" "$WARM_S" /dev/null 2>/dev/null
 done
 : >"$OUT/stages.jsonl"
 for scenario in $SCENARIOS; do

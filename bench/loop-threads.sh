@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Per-thread CPU (user, system), sleeps, preemptions and run-queue waits of tokengap's and nginx's
+# threads over whole churn client runs (issue #13, session 16): /proc/<pid>/task/*/{stat,status,
+# schedstat} before and after each run, summed per thread name. Direct runs show the backend's.
+#
+#   bench/loop-threads.sh            # ~7 minutes; SCEN (client mode words), ROUNDS ["1 2"], WARM [15],
+#                                    # MEAS [20], SPREAD [0], TGFLAGS, JAR; output under OUT [target/loop-threads]
+set -u
+cd "$(dirname "$0")/.."
+OUT=$(realpath -m "${OUT:-target/loop-threads}"); mkdir -p "$OUT"
+SCEN=${SCEN:-"--mode fixed --concurrency 200 --tokens 1000"}
+JAR=${JAR:-$(ls target/tokengap-*.jar | head -n 1)}
+node bench/churn/backend.mjs --port 27600 --interval-ms 20 --spread-ms ${SPREAD:-0} >$OUT/backend.log 2>&1 & BPID=$!
+mkdir -p $OUT/ng
+cat >$OUT/ng/nginx.conf <<NGINX
+worker_processes auto;
+worker_rlimit_nofile 16384;
+pid $OUT/ng/nginx.pid;
+error_log $OUT/ng/error.log warn;
+daemon off;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  client_body_temp_path $OUT/ng/body; proxy_temp_path $OUT/ng/proxy; fastcgi_temp_path $OUT/ng/f; uwsgi_temp_path $OUT/ng/u; scgi_temp_path $OUT/ng/s;
+  upstream backend { server 127.0.0.1:27600; keepalive 1024; }
+  server { listen 127.0.0.1:27700; location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; proxy_cache off; proxy_read_timeout 300s; } }
+}
+NGINX
+nginx -c $OUT/ng/nginx.conf & NM=$!
+java -Xmx256m ${TGFLAGS:-} -jar $JAR --server.port=27680 --management.server.port=27681 --tokengap.upstream.url=http://127.0.0.1:27600 >$OUT/tg.log 2>&1 & TPID=$!
+for i in $(seq 120); do curl -sf -o /dev/null http://127.0.0.1:27681/actuator/health && break; sleep 0.5; done
+sleep 1
+NW=$(pgrep -P $NM | paste -sd, -)
+snap() { # pids...
+  for p in "$@"; do for t in /proc/$p/task/*; do
+    printf '%s %s %s %s %s %s\n' "$p" "$(cat $t/comm | tr ' ' _)" "$(grep -m1 '^voluntary' $t/status | awk '{print $2}')" "$(grep -m1 nonvoluntary $t/status | awk '{print $2}')" "$(awk '{print $14":"$15}' $t/stat)" "$(awk '{print $2}' $t/schedstat)"
+  done; done
+}
+run() { # name url pids...
+  local name=$1 url=$2; shift 2
+  snap "$@" > $OUT/$name.before
+  node bench/churn/client.mjs --url $url --target $name $SCEN --interval-ms 20 --warmup-s 3 --measure-s ${MEAS:-20} --out $OUT/churn.jsonl 2>&1 | tail -1
+  snap "$@" > $OUT/$name.after
+  python3 - $OUT/$name.before $OUT/$name.after <<'PY'
+import sys,collections
+def rd(f):
+  d={}
+  for l in open(f):
+    p,c,v,n,cpu,w=l.split(); d.setdefault(c,[0,0,0,0,0]); d[c][0]+=int(v); d[c][1]+=int(n); u,k=cpu.split(':'); d[c][2]+=int(u); d[c][3]+=int(w); d[c].append(0) if len(d[c])<5 else None; d[c][4]+=int(k)
+  return d
+a=rd(sys.argv[1]); b=rd(sys.argv[2])
+for c in sorted(b):
+  z=a.get(c,[0,0,0,0,0]); dv=b[c][0]-z[0]; dn=b[c][1]-z[1]; dc=b[c][2]-z[2]; dw=b[c][3]-z[3]; dk=b[c][4]-z[4]
+  if dv+dn>50 or dc+dk>5: print(f"  {c:28s} voluntary {dv:8d} nonvoluntary {dn:8d} user {dc/100:.2f} s sys {dk/100:.2f} s runq-wait {dw/1e9:.3f} s")
+PY
+}
+# warm-up
+for u in http://127.0.0.1:27680 http://127.0.0.1:27700; do node bench/churn/client.mjs --url $u --target w --mode fixed --concurrency 200 --tokens 100 --interval-ms 20 --warmup-s 0 --measure-s ${WARM:-15} --out /dev/null 2>&1 | tail -1; done
+for r in ${ROUNDS:-1 2}; do
+run direct http://127.0.0.1:27600 $BPID
+run tokengap http://127.0.0.1:27680 $TPID
+run nginx http://127.0.0.1:27700 $NM ${NW//,/ }
+done
+kill $TPID $BPID; kill -QUIT $NM
