@@ -12,20 +12,9 @@ SCEN=${SCEN:-"--mode fixed --concurrency 200 --tokens 1000"}
 JAR=${JAR:-$(ls target/tokengap-*.jar | head -n 1)}
 node bench/churn/backend.mjs --port 27600 --interval-ms 20 --spread-ms ${SPREAD:-0} >$OUT/backend.log 2>&1 & BPID=$!
 mkdir -p $OUT/ng
-cat >$OUT/ng/nginx.conf <<NGINX
-worker_processes auto;
-worker_rlimit_nofile 16384;
-pid $OUT/ng/nginx.pid;
-error_log $OUT/ng/error.log warn;
-daemon off;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  client_body_temp_path $OUT/ng/body; proxy_temp_path $OUT/ng/proxy; fastcgi_temp_path $OUT/ng/f; uwsgi_temp_path $OUT/ng/u; scgi_temp_path $OUT/ng/s;
-  upstream backend { server 127.0.0.1:27600; keepalive 1024; }
-  server { listen 127.0.0.1:27700; location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; proxy_cache off; proxy_read_timeout 300s; } }
-}
-NGINX
+# shellcheck source=bench/nginx-conf.sh
+. bench/nginx-conf.sh
+nginx_conf "$OUT/ng" 27700 27600 >"$OUT/ng/nginx.conf"
 nginx -c $OUT/ng/nginx.conf & NM=$!
 java -Xmx256m ${TGFLAGS:-} -jar $JAR --server.port=27680 --management.server.port=27681 --tokengap.upstream.url=http://127.0.0.1:27600 >$OUT/tg.log 2>&1 & TPID=$!
 for i in $(seq 120); do curl -sf -o /dev/null http://127.0.0.1:27681/actuator/health && break; sleep 0.5; done
@@ -62,3 +51,4 @@ run tokengap http://127.0.0.1:27680 $TPID
 run nginx http://127.0.0.1:27700 $NM ${NW//,/ }
 done
 kill $TPID $BPID; kill -QUIT $NM
+wait 2>/dev/null || true

@@ -132,38 +132,13 @@ probe() { # probe TARGET URL STREAMS INTERVAL ROUND SESSION PIDS [MEASURE_S]
 }
 
 # nginx, as a streaming reverse proxy is meant to be configured for SSE.
+# shellcheck source=bench/nginx-conf.sh
+. bench/nginx-conf.sh
 start_nginx() { # start_nginx NAME PORT UPSTREAM_PORT: sets NAME_MASTER and NAME_PIDS (master,workers)
   local name=$1 port=$2 upstream=$3 dir="$OUT/$1"
   ports_free "$port"
   mkdir -p "$dir"
-  cat >"$dir/nginx.conf" <<NGINX
-worker_processes auto;
-worker_rlimit_nofile 16384;
-pid $dir/nginx.pid;
-error_log $dir/error.log warn;
-daemon off;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  client_body_temp_path $dir/body;
-  proxy_temp_path $dir/proxy;
-  fastcgi_temp_path $dir/fastcgi;
-  uwsgi_temp_path $dir/uwsgi;
-  scgi_temp_path $dir/scgi;
-  upstream backend { server 127.0.0.1:$upstream; keepalive 1024; }
-  server {
-    listen 127.0.0.1:$port;
-    location / {
-      proxy_pass http://backend;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-      proxy_cache off;
-      proxy_read_timeout 300s;
-    }
-  }
-}
-NGINX
+  nginx_conf "$dir" "$port" "$upstream" >"$dir/nginx.conf"
   nginx -c "$dir/nginx.conf" &
   local master=$!
   PIDS+=($master)

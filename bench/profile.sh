@@ -40,22 +40,9 @@ wait_for "http://127.0.0.1:$BACKEND_PORT/health"
   --tokengap.upstream.url=http://127.0.0.1:$BACKEND_PORT >"$OUT/tokengap.log" 2>&1 &
 TG=$!; PIDS+=($TG)
 wait_for "http://127.0.0.1:$((TG_PORT + 1))/actuator/health"
-cat >"$OUT/nginx/nginx.conf" <<NGINX
-worker_processes auto;
-pid $OUT/nginx/nginx.pid;
-error_log $OUT/nginx/error.log warn;
-daemon off;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  client_body_temp_path $OUT/nginx/body; proxy_temp_path $OUT/nginx/proxy;
-  fastcgi_temp_path $OUT/nginx/fastcgi; uwsgi_temp_path $OUT/nginx/uwsgi; scgi_temp_path $OUT/nginx/scgi;
-  upstream backend { server 127.0.0.1:$BACKEND_PORT; keepalive 1024; }
-  server { listen 127.0.0.1:$NGINX_PORT;
-    location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection "";
-                 proxy_buffering off; proxy_cache off; } }
-}
-NGINX
+# shellcheck source=bench/nginx-conf.sh
+. bench/nginx-conf.sh
+nginx_conf "$OUT/nginx" "$NGINX_PORT" "$BACKEND_PORT" >"$OUT/nginx/nginx.conf"
 nginx -c "$OUT/nginx/nginx.conf" & NG=$!; PIDS+=($NG)
 wait_for "http://127.0.0.1:$NGINX_PORT/health"
 NG_WORKERS=$(pgrep -P "$NG" | paste -sd' ' -)

@@ -48,36 +48,9 @@ rm -f "$OUT"/*.hist
 PIDS+=($!)
 backend=$!
 wait_for "http://127.0.0.1:$BACKEND_PORT/health" backend
-cat >"$OUT/nginx/nginx.conf" <<NGINX
-worker_processes auto;
-worker_rlimit_nofile 16384;
-pid $OUT/nginx/nginx.pid;
-error_log $OUT/nginx/error.log warn;
-daemon off;
-env STAMPSHIM_FILE;
-env LD_PRELOAD;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  client_body_temp_path $OUT/nginx/body;
-  proxy_temp_path $OUT/nginx/proxy;
-  fastcgi_temp_path $OUT/nginx/fastcgi;
-  uwsgi_temp_path $OUT/nginx/uwsgi;
-  scgi_temp_path $OUT/nginx/scgi;
-  upstream backend { server 127.0.0.1:$BACKEND_PORT; keepalive 1024; }
-  server {
-    listen 127.0.0.1:$NGINX_PORT;
-    location / {
-      proxy_pass http://backend;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-      proxy_cache off;
-      proxy_read_timeout 300s;
-    }
-  }
-}
-NGINX
+# shellcheck source=bench/nginx-conf.sh
+. bench/nginx-conf.sh
+nginx_conf "$OUT/nginx" $NGINX_PORT $BACKEND_PORT $'env STAMPSHIM_FILE;\nenv LD_PRELOAD;' >"$OUT/nginx/nginx.conf"
 STAMPSHIM_FILE="$OUT/nginx.hist" LD_PRELOAD="$OUT/stampshim.so" nginx -c "$OUT/nginx/nginx.conf" &
 PIDS+=($!)
 nginx_master=$!
