@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 OUT=$(realpath -m "${OUT:-target/loop-threads}"); mkdir -p "$OUT"
 SCEN=${SCEN:-"--mode fixed --concurrency 200 --tokens 1000"}
 JAR=${JAR:-$(ls target/tokengap-*.jar | head -n 1)}
+for port in 27600 27680 27681 27700; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "loop-threads: port $port is taken" >&2; exit 1; fi
+done
 node bench/churn/backend.mjs --port 27600 --interval-ms 20 --spread-ms ${SPREAD:-0} >$OUT/backend.log 2>&1 & BPID=$!
 mkdir -p $OUT/ng
 # shellcheck source=bench/nginx-conf.sh
@@ -17,6 +20,7 @@ mkdir -p $OUT/ng
 nginx_conf "$OUT/ng" 27700 27600 >"$OUT/ng/nginx.conf"
 nginx -c $OUT/ng/nginx.conf & NM=$!
 java -Xmx256m ${TGFLAGS:-} -jar $JAR --server.port=27680 --management.server.port=27681 --tokengap.upstream.url=http://127.0.0.1:27600 >$OUT/tg.log 2>&1 & TPID=$!
+trap 'kill $TPID $BPID 2>/dev/null; kill -QUIT $NM 2>/dev/null; wait 2>/dev/null' EXIT
 for i in $(seq 120); do curl -sf -o /dev/null http://127.0.0.1:27681/actuator/health && break; sleep 0.5; done
 sleep 1
 NW=$(pgrep -P $NM | paste -sd, -)
@@ -33,14 +37,17 @@ run() { # name url pids...
   python3 - $OUT/$name.before $OUT/$name.after <<'PY'
 import sys,collections
 def rd(f):
-  d={}
+  # thread name -> [voluntary, nonvoluntary, user ticks, system ticks, run-queue wait ns]
+  d=collections.defaultdict(lambda: [0, 0, 0, 0, 0])
   for l in open(f):
-    p,c,v,n,cpu,w=l.split(); d.setdefault(c,[0,0,0,0,0]); d[c][0]+=int(v); d[c][1]+=int(n); u,k=cpu.split(':'); d[c][2]+=int(u); d[c][3]+=int(w); d[c].append(0) if len(d[c])<5 else None; d[c][4]+=int(k)
+    _, name, vol, nonvol, cpu, wait = l.split()
+    user, system = cpu.split(':')
+    for i, v in enumerate((vol, nonvol, user, system, wait)): d[name][i] += int(v)
   return d
 a=rd(sys.argv[1]); b=rd(sys.argv[2])
 for c in sorted(b):
-  z=a.get(c,[0,0,0,0,0]); dv=b[c][0]-z[0]; dn=b[c][1]-z[1]; dc=b[c][2]-z[2]; dw=b[c][3]-z[3]; dk=b[c][4]-z[4]
-  if dv+dn>50 or dc+dk>5: print(f"  {c:28s} voluntary {dv:8d} nonvoluntary {dn:8d} user {dc/100:.2f} s sys {dk/100:.2f} s runq-wait {dw/1e9:.3f} s")
+  dv, dn, du, ds, dw = (x - y for x, y in zip(b[c], a[c]))
+  if dv+dn>50 or du+ds>5: print(f"  {c:28s} voluntary {dv:8d} nonvoluntary {dn:8d} user {du/100:.2f} s sys {ds/100:.2f} s runq-wait {dw/1e9:.3f} s")
 PY
 }
 # warm-up
@@ -50,5 +57,3 @@ run direct http://127.0.0.1:27600 $BPID
 run tokengap http://127.0.0.1:27680 $TPID
 run nginx http://127.0.0.1:27700 $NM ${NW//,/ }
 done
-kill $TPID $BPID; kill -QUIT $NM
-wait 2>/dev/null || true

@@ -16,7 +16,11 @@ Tracing every system call of the machine slows every process down (the stages of
 are the undisturbed figures); compare two proxies traced the same way, not absolute times.
 TID=N keeps one thread only.
 """
-import sys, re, collections
+import collections
+import os
+import re
+import sys
+
 NR={0:'read',1:'write',20:'writev',45:'recvfrom',44:'sendto',281:'epoll_pwait',441:'epoll_pwait2',232:'epoll_wait',19:'readv',46:'sendmsg',47:'recvmsg',3:'close',16:'ioctl',202:'futex',186:'gettid',55:'getsockopt',233:'epoll_ctl',288:'accept4',42:'connect',228:'clock_gettime',24:'sched_yield'}
 want=sys.argv[2]  # regex on comm
 line_re=re.compile(r'^\s*(.+?)\s+(\d+)\s+\[(\d+)\]\s+([\d.]+):\s+(\S+):\s*(.*)$')
@@ -67,17 +71,16 @@ for line in sys.stdin:
             s['sys'][s['insys']]+=t-s['t0']; s['syscnt'][s['insys']]+=1
             s['prevexit']=s['insys']
         s['insys']=None; s['last']=t
-import os
 if os.environ.get('TID'): st={k:v for k,v in st.items() if k==int(os.environ['TID'])}
 tot=collections.Counter(); cnt=collections.Counter(); user=0; offr=0; offs=0; rq=[]; seg=collections.Counter()
 for tid,s in st.items():
     tot.update(s['sys']); cnt.update(s['syscnt']); user+=s['user']; offr+=s['off_r']; offs+=s['off_s']; rq+=s['runq']; seg.update(s['userseg'])
-ev=cnt.get('writev',0)+cnt.get('write',0)+cnt.get('sendto',0)
-print(sys.argv[1], 'threads',len(st),'writes',ev)
+writes=cnt.get('writev',0)+cnt.get('write',0)+cnt.get('sendto',0)
+print(sys.argv[1], 'threads',len(st),'writes',writes)
 print(' user %.3f s  in syscalls %.3f s  preempted(R) %.3f s  asleep %.3f s' % (user,sum(tot.values()),offr,offs))
 for k,v in tot.most_common(10): print('  %-14s n=%7d  total %.3f s  mean %.1f us' % (k,cnt[k],v,1e6*v/cnt[k]))
 rq.sort()
 if rq: print(' wakeup->run latency n=%d p50 %.1f p90 %.1f p99 %.1f us' % (len(rq),1e6*rq[len(rq)//2],1e6*rq[int(len(rq)*.9)],1e6*rq[int(len(rq)*.99)]))
-if ev: print(' per write: user %.1f us, syscalls %.1f us' % (1e6*user/ev, 1e6*sum(tot.values())/ev))
+if writes: print(' per write: user %.1f us, syscalls %.1f us' % (1e6*user/writes, 1e6*sum(tot.values())/writes))
 print(' user time by (previous syscall -> next syscall):')
 for k,v in seg.most_common(8): print('   %-36s %.3f s' % ('%s -> %s'%k, v))

@@ -3,8 +3,7 @@
 
 Each file is 2 x 20,000 little-endian uint64 counters, 1 µs buckets: row 0, how late (after the
 backend's stamp) the proxy read each content event; row 1, how late its write of the event
-returned. Prints one JSON line: the counts and p50/p90/p99 of each row, and of the difference
-written - read taken as a difference of percentiles (not per event)."""
+returned. Prints one JSON line: the count and p50/p90/p99 of each row over the window."""
 import json
 import struct
 import sys
