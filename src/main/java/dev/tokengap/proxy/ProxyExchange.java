@@ -63,7 +63,7 @@ final class ProxyExchange {
 		this.channel = ((Connection) out).channel();
 		this.recorder = new ExchangeRecorder(handler.meters(), startNanos);
 		this.requestId = requestId(in.requestHeaders());
-		this.endpoint = Endpoint.of(in.fullPath());
+		this.endpoint = Endpoint.of(RequestPath.of(in.uri()));
 		this.recorder.route(ModelLabels.UNKNOWN, this.endpoint);
 	}
 

@@ -87,6 +87,36 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	@ParameterizedTest
+	@ValueSource(strings = { "/v1/{x}", "/v1/a|b", "/v1/%zz", "/v1/a^b", "/v1/chat/completions%7", "/v1/a\\b" })
+	void forwardsTargetsThatJavaNetUriRefusesAndReturnsTheEnginesAnswer(String target) {
+		upstream.respond(404, "application/json", "{\"detail\":\"Not Found\"}");
+		String[] counted = { "endpoint", "other", "status", "404" };
+		double before = PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", counted);
+		RawHttpClient.Response response = send("GET " + target + " HTTP/1.1\r\nHost: x\r\n");
+		assertThat(response.statuses()).containsExactly(404);
+		assertThat(response.firstBody()).isEqualTo("{\"detail\":\"Not Found\"}");
+		assertThat(upstream.received()).extracting(ScriptedUpstream.Received::uri).containsExactly(target);
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(
+					PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", counted))
+				.isEqualTo(before + 1));
+	}
+
+	@Test
+	void labelsAnEscapedPathByTheEndpointItDecodesTo() {
+		String[] counted = { "endpoint", "chat_completions", "status", "200" };
+		double before = PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", counted);
+		RawHttpClient.Response response = send("GET /v1/chat%2Fcompletions?x=%zz HTTP/1.1\r\nHost: x\r\n");
+		assertThat(response.statuses()).containsExactly(200);
+		assertThat(upstream.received()).extracting(ScriptedUpstream.Received::uri)
+			.containsExactly("/v1/chat%2Fcompletions?x=%zz");
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(
+					PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", counted))
+				.isEqualTo(before + 1));
+	}
+
+	@ParameterizedTest
 	@ValueSource(strings = { "GET @127.0.0.1:FOREIGN/x", "GET :FOREIGN/x", "GET .localhost/x", "GET x", "OPTIONS *",
 			"CONNECT 127.0.0.1:FOREIGN" })
 	void refusesTargetsThatAreNeitherPathsNorAbsoluteUrlsWith400(String line) {

@@ -48,13 +48,24 @@ public final class ScriptedUpstream implements AutoCloseable {
 				.asString(StandardCharsets.UTF_8)
 				.defaultIfEmpty("")
 				.flatMap((body) -> {
-					if (this.ignored.contains(req.fullPath())) {
+					String path = path(req.uri());
+					if (this.ignored.contains(path)) {
 						return Mono.from(res.status(404).send());
 					}
 					this.received.add(new Received(req.method().name(), req.uri(), req.requestHeaders().copy(), body));
-					return Mono.from(this.routes.getOrDefault(req.fullPath(), this.handler).apply(req, res));
+					return Mono.from(this.routes.getOrDefault(path, this.handler).apply(req, res));
 				}))
 			.bindNow();
+	}
+
+	/**
+	 * The target's path, without query: read without {@link java.net.URI} (Reactor
+	 * Netty's {@code fullPath()}), which refuses targets an engine answers, such as
+	 * {@code /v1/{x}}.
+	 */
+	private static String path(String uri) {
+		int query = uri.indexOf('?');
+		return (query >= 0) ? uri.substring(0, query) : uri;
 	}
 
 	public static ScriptedUpstream start() {
