@@ -6,8 +6,11 @@
 #   bench/profile-churn.sh OUT.collapsed --mode fixed --concurrency 200 --tokens 100
 #
 # The profiler comes from Maven Central (tools.profiler:async-profiler 4.2, linux-x64) unless
-# ASYNC_PROFILER names a libasyncProfiler.so. A 15 s unrecorded warm-up runs first; the profile
-# covers the whole JVM, bench/profile_summary.py keeps the event-loop threads.
+# ASYNC_PROFILER names a libasyncProfiler.so. A 15 s unrecorded warm-up (WARMUP_S) runs first; the
+# profiler is attached after it (jcmd JVMTI.agent_load, its options quoted or jcmd splits them at
+# '='), so start-up and the first, interpreted requests are not in the profile (before session 17
+# they were; ATTACH=start profiles from the JVM's start as then). The profile covers all threads;
+# bench/profile_summary.py keeps the loops.
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "$1"); shift
@@ -23,20 +26,29 @@ fi
 ls target/tokengap-*.jar >/dev/null 2>&1 || ./mvnw -q -B package -DskipTests
 JAR=$(ls target/tokengap-*.jar | head -n 1)
 work=$(mktemp -d)
+lib=$(realpath "$ASYNC_PROFILER")
+opts="event=cpu,interval=500us,threads,collapsed,file=$out"
+agent=
+[ "${ATTACH:-warm}" = start ] && agent="-agentpath:$lib=start,$opts"
+rm -f "$out"
 "$NODE" bench/churn/backend.mjs --port 27600 --interval-ms 20 >"$work/backend.log" 2>&1 &
 backend=$!
 "$JAVA17" -Xmx256m \
-  "-agentpath:$(realpath "$ASYNC_PROFILER")=start,event=cpu,interval=500us,threads,collapsed,file=$out" \
+  ${agent:+"$agent"} \
   -jar "$JAR" --server.port=27680 --management.server.port=27681 \
   --tokengap.upstream.url=http://127.0.0.1:27600 >"$work/tokengap.log" 2>&1 &
 proxy=$!
 trap 'kill $proxy $backend 2>/dev/null || true' EXIT
 until curl -sf http://127.0.0.1:27681/actuator/health >/dev/null; do sleep 0.5; done
-for phase in warmup:15 profile:20; do
+for phase in warmup:${WARMUP_S:-15} profile:20; do
+  if [ "${phase%%:*}" = profile ] && [ -z "$agent" ]; then
+    "${JCMD:-${JAVA17%/java}/jcmd}" $proxy JVMTI.agent_load "$lib" "\"start,$opts\"" >/dev/null
+  fi
   "$NODE" bench/churn/client.mjs --url http://127.0.0.1:27680 --target "${phase%%:*}" "$@" \
     --interval-ms 20 --seed 13 --round 1 --session profile --pids $proxy --backend-pids $backend \
     --warmup-s 3 --measure-s "${phase#*:}" --out "$work/churn.jsonl" >/dev/null
 done
+[ -z "$agent" ] && "${JCMD:-${JAVA17%/java}/jcmd}" $proxy JVMTI.agent_load "$lib" "\"stop,$opts\"" >/dev/null
 kill $proxy; wait $proxy 2>/dev/null || true
 kill $backend 2>/dev/null || true
 trap - EXIT

@@ -4,8 +4,9 @@
     python3 bench/profile_summary.py OUT.collapsed [FRAME-SUBSTRING...]
 
 Prints the self time of the event-loop threads (tokengap-epoll-*, the proxy port's; reactor-http-epoll-*
-with -Dtokengap.netty.deferInterest=false or in builds before it) by package, the inclusive
-share of each given frame substring (default: the parts of the proxy path), and the hottest frames.
+with -Dtokengap.netty.deferInterest=false or in builds before it) by package, what the loops' samples
+served (a relayed event, a stream's end, its start, the wait), the inclusive share of each given
+frame substring (default: the parts of the proxy path), and the hottest frames.
 """
 import collections
 import sys
@@ -15,10 +16,34 @@ DEFAULT = ["ReactorHttpHandlerAdapter", "ProxyExchange", "EngineExchange", "Engi
            "FluxReceive.", "epoll_ctl", "TokengapMeters", "io/prometheus", "_[k]"]
 
 
+# What a loop sample served, by the first rule (in this order) one of whose frames is in its stack.
+# A read's own recv and buffer allocation come before its pipeline, so they count as "reads,
+# before the pipeline" whatever the read then carries.
+SERVED = [
+    ("waiting (epoll_wait)", ["Native.epollWait", "epoll_pwait"]),
+    ("a stream's end", ["ResponseRelay.upstreamTerminated", "ResponseRelay.finish", "EngineExchange.endOnConnection"]),
+    ("the engine's response head", ["EngineExchange.responded"]),
+    ("a relayed event (engine read to client write)", ["EngineExchange.framedBytes", "EngineExchange.content"]),
+    ("a request from the client, to the engine", ["HttpServerOperations", "ProxyHandler", "ProxyExchange",
+                                                   "FluxReceive", "HttpServerCodec", "StrictRequestHandler"]),
+    ("reads, before the pipeline (recv, buffers)", ["epollInReady"]),
+    ("writes the socket had refused", ["epollOutReady"]),
+    ("tasks and timers", ["runAllTasks", "SingleThreadEventExecutor.runTask", "AbstractScheduledEventExecutor"]),
+]
+
+
+def served(frames):
+    for name, patterns in SERVED:
+        if any(pattern in frame for frame in frames for pattern in patterns):
+            return name
+    return "other (the loop's own work)"
+
+
 def main(path, patterns):
     loop = 0
     packages = collections.Counter()
     inclusive = collections.Counter()
+    serving = collections.Counter()
     hottest = collections.Counter()
     for line in open(path):
         stack, _, count = line.rstrip().rpartition(" ")
@@ -29,6 +54,7 @@ def main(path, patterns):
         loop += n
         top = frames[-1]
         hottest[top] += n
+        serving[served(frames[1:])] += n
         if top.endswith("_[k]"):
             packages["kernel"] += n
         elif "/" not in top:
@@ -45,6 +71,9 @@ def main(path, patterns):
     print("\nself time by package")
     for name, n in packages.most_common(15):
         print(f"{100 * n / loop:6.2f} %  {name}")
+    print("\nwhat the samples served (first match in this order)")
+    for name, _ in SERVED + [("other (the loop's own work)", None)]:
+        print(f"{100 * serving[name] / loop:6.2f} %  {name}")
     print("\ninclusive (any frame of the stack matches)")
     for pattern in patterns:
         print(f"{100 * inclusive[pattern] / loop:6.2f} %  {pattern}")
