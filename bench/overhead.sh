@@ -51,6 +51,9 @@ LOADS=${LOADS-"50:20 200:20 1000:50"}
 GC_LOADS=${GC_LOADS-"200:20 1000:50"}
 # JVM flags of an optional fourth target, tokengap-tuned (same jar, same JDK 17, -Xmx256m).
 TUNED_FLAGS=${TUNED_FLAGS:-}
+# JVM flags of the tokengap target itself (none unless given: the jar as `java -jar` runs it),
+# e.g. an AOT cache to compare with another one as tokengap-tuned.
+TG_FLAGS=${TG_FLAGS:-}
 TUNED_PORT=27480
 # An earlier build of tokengap as another target, tokengap-before (same JDK 17, -Xmx256m): before
 # against after in one session.
@@ -157,7 +160,7 @@ long_streams() { # the Java probe against the Java backend, direct and through t
   wait_for "http://127.0.0.1:$BACKEND_PORT/health" backend
   start_nginx nginx $NGINX_PORT $BACKEND_PORT
 
-  start_tokengap tokengap "$JAVA17" $TG_PORT
+  start_tokengap tokengap "$JAVA17" $TG_PORT $TG_FLAGS
   "$JAVA17" -version 2>&1 | head -n 1 >"$OUT/jdk17.txt"
   if [ -n "$TUNED_FLAGS" ]; then
     # shellcheck disable=SC2086 # the flags are words
