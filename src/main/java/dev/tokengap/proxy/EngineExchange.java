@@ -58,7 +58,8 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 
 	private final String uri;
 
-	private final HttpHeaders headers;
+	/** The request's headers, until the request is sent: a stream does not keep them. */
+	private HttpHeaders headers;
 
 	private final MonoSink<EngineExchange> sink;
 
@@ -154,9 +155,11 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 		this.ticket = connection.timeouts().awaitHeaders(this.client.responseTimeoutNanos());
 		ByteBuf content = this.body;
 		this.body = null;
+		HttpHeaders sent = this.headers;
+		this.headers = null;
 		Channel channel = connection.channel();
-		channel.writeAndFlush(new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, this.method, this.uri, content,
-				this.headers, EmptyHttpHeaders.INSTANCE), channel.voidPromise());
+		channel.writeAndFlush(new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, this.method, this.uri, content, sent,
+				EmptyHttpHeaders.INSTANCE), channel.voidPromise());
 	}
 
 	/**
