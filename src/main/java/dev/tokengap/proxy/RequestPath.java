@@ -52,10 +52,15 @@ final class RequestPath {
 
 	private static String decode(String target, int start, int end) {
 		ByteArrayOutputStream bytes = new ByteArrayOutputStream(end - start);
+		// the request line's chars are its bytes (the HTTP codec reads it as ISO-8859-1),
+		// and
+		// below 256 only ASCII hex digits have a digit value
 		for (int i = start; i < end; i++) {
 			char c = target.charAt(i);
-			if (c == '%' && i + 2 < end && hex(target.charAt(i + 1)) >= 0 && hex(target.charAt(i + 2)) >= 0) {
-				bytes.write(hex(target.charAt(i + 1)) * 16 + hex(target.charAt(i + 2)));
+			int high = (c == '%' && i + 2 < end) ? Character.digit(target.charAt(i + 1), 16) : -1;
+			int low = (high >= 0) ? Character.digit(target.charAt(i + 2), 16) : -1;
+			if (low >= 0) {
+				bytes.write(high * 16 + low);
 				i += 2;
 			}
 			else {
@@ -64,19 +69,6 @@ final class RequestPath {
 			}
 		}
 		return bytes.toString(StandardCharsets.UTF_8);
-	}
-
-	private static int hex(char c) {
-		if (c >= '0' && c <= '9') {
-			return c - '0';
-		}
-		if (c >= 'a' && c <= 'f') {
-			return c - 'a' + 10;
-		}
-		if (c >= 'A' && c <= 'F') {
-			return c - 'A' + 10;
-		}
-		return -1;
 	}
 
 }
