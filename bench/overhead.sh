@@ -32,6 +32,7 @@
 #   CHURN_SPREAD_MS [0]  the backend's --spread-ms: 0 keeps streams started together ticking
 #                        together (events in bursts), the interval spreads their phases
 #   NODE [node]  TUNED_FLAGS, BEFORE_JAR: extra tokengap targets (see below), in both parts
+#   TG_FLAGS [""]  JVM flags of the tokengap target itself (e.g. an AOT cache: bench/aot-train.sh)
 #   FLOOR [""]  churn only: words among "tcp http", each a target netty-tcp / netty-http, the
 #               least a Netty program does to proxy this traffic (bench/bare/NettyFloorProxy.java,
 #               JDK 17, -Xmx256m, 2 event loops): the floor under any tokengap on Reactor Netty
