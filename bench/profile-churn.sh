@@ -28,6 +28,7 @@ JAR=$(ls target/tokengap-*.jar | head -n 1)
 work=$(mktemp -d)
 lib=$(realpath "$ASYNC_PROFILER")
 opts="event=cpu,interval=500us,threads,collapsed,file=$out"
+jcmd=${JCMD:-${JAVA17%/java}/jcmd}
 agent=
 [ "${ATTACH:-warm}" = start ] && agent="-agentpath:$lib=start,$opts"
 rm -f "$out"
@@ -42,13 +43,13 @@ trap 'kill $proxy $backend 2>/dev/null || true' EXIT
 until curl -sf http://127.0.0.1:27681/actuator/health >/dev/null; do sleep 0.5; done
 for phase in warmup:${WARMUP_S:-15} profile:20; do
   if [ "${phase%%:*}" = profile ] && [ -z "$agent" ]; then
-    "${JCMD:-${JAVA17%/java}/jcmd}" $proxy JVMTI.agent_load "$lib" "\"start,$opts\"" >/dev/null
+    "$jcmd" $proxy JVMTI.agent_load "$lib" "\"start,$opts\"" >/dev/null
   fi
   "$NODE" bench/churn/client.mjs --url http://127.0.0.1:27680 --target "${phase%%:*}" "$@" \
     --interval-ms 20 --seed 13 --round 1 --session profile --pids $proxy --backend-pids $backend \
     --warmup-s 3 --measure-s "${phase#*:}" --out "$work/churn.jsonl" >/dev/null
 done
-[ -z "$agent" ] && "${JCMD:-${JAVA17%/java}/jcmd}" $proxy JVMTI.agent_load "$lib" "\"stop,$opts\"" >/dev/null
+[ -z "$agent" ] && "$jcmd" $proxy JVMTI.agent_load "$lib" "\"stop,$opts\"" >/dev/null
 kill $proxy; wait $proxy 2>/dev/null || true
 kill $backend 2>/dev/null || true
 trap - EXIT
