@@ -10,7 +10,8 @@
 # profiler is attached after it (jcmd JVMTI.agent_load, its options quoted or jcmd splits them at
 # '='), so start-up and the first, interpreted requests are not in the profile (before session 17
 # they were; ATTACH=start profiles from the JVM's start as then). The profile covers all threads;
-# bench/profile_summary.py keeps the loops.
+# bench/profile_summary.py keeps the loops. AP_EXTRA adds async-profiler options, ending in a comma:
+# AP_EXTRA=ann, marks each Java frame's kind (C2, C1, interpreted, inlined) for bench/profile_tiers.py.
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "$1"); shift
@@ -27,7 +28,7 @@ ls target/tokengap-*.jar >/dev/null 2>&1 || ./mvnw -q -B package -DskipTests
 JAR=$(ls target/tokengap-*.jar | head -n 1)
 work=$(mktemp -d)
 lib=$(realpath "$ASYNC_PROFILER")
-opts="event=cpu,interval=500us,threads,collapsed,file=$out"
+opts="event=cpu,interval=500us,threads,${AP_EXTRA:-}collapsed,file=$out"
 jcmd=${JCMD:-${JAVA17%/java}/jcmd}
 agent=
 [ "${ATTACH:-warm}" = start ] && agent="-agentpath:$lib=start,$opts"
