@@ -152,6 +152,15 @@ start_nginx() { # start_nginx NAME PORT UPSTREAM_PORT: sets NAME_MASTER and NAME
 }
 
 echo "overhead: machine $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)"
+# Netfilter's connection tracking (Docker's engine loads it, and its rules stay after the engine
+# stops) raised every proxy's cost per request 1.7 to 2 times in sessions 17 and 18: record it.
+if [ -r /proc/sys/net/netfilter/nf_conntrack_count ]; then
+  tracking="loaded ($(cat /proc/sys/net/netfilter/nf_conntrack_count) entries)"
+else
+  tracking="not loaded"
+fi
+echo "overhead: connection tracking $tracking, Docker's engine $(pgrep -x dockerd >/dev/null && echo running || echo not running)" \
+  | tee "$OUT/netfilter.txt"
 
 long_streams() { # the Java probe against the Java backend, direct and through the proxies
   ports_free $BACKEND_PORT
