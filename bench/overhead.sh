@@ -170,6 +170,7 @@ long_streams() { # the Java probe against the Java backend, direct and through t
   wait_for "http://127.0.0.1:$BACKEND_PORT/health" backend
   start_nginx nginx $NGINX_PORT $BACKEND_PORT
 
+  # shellcheck disable=SC2086 # the flags are words
   start_tokengap tokengap "$JAVA17" $TG_PORT $TG_FLAGS
   "$JAVA17" -version 2>&1 | head -n 1 >"$OUT/jdk17.txt"
   if [ -n "$TUNED_FLAGS" ]; then
@@ -269,7 +270,8 @@ churn() { # request churn: the Node client against the Node backend, direct and 
   wait_for "http://127.0.0.1:$CB_PORT/health" churn-backend
   "$NODE" --version >"$OUT/node.txt"
   start_nginx cnginx $CNGINX_PORT $CB_PORT
-  UPSTREAM_PORT=$CB_PORT start_tokengap ctokengap "$JAVA17" $CTG_PORT
+  # shellcheck disable=SC2086 # the flags are words
+  UPSTREAM_PORT=$CB_PORT start_tokengap ctokengap "$JAVA17" $CTG_PORT $TG_FLAGS
   local targets=("tokengap http://127.0.0.1:$CTG_PORT $ctokengap_PID" "nginx http://127.0.0.1:$CNGINX_PORT $cnginx_PIDS")
   if [ -n "$TUNED_FLAGS" ]; then
     # shellcheck disable=SC2086 # the flags are words
