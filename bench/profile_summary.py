@@ -6,7 +6,8 @@
 Prints the self time of the event-loop threads (tokengap-epoll-*, the proxy port's; reactor-http-epoll-*
 with -Dtokengap.netty.deferInterest=false or in builds before it) by package, what the loops' samples
 served (a relayed event, a stream's end, its start, the wait), the inclusive share of each given
-frame substring (default: the parts of the proxy path), and the hottest frames.
+frame substring (default: the parts of the proxy path), and the hottest frames; and, for the samples
+that served a stream's own work (its request, the engine's head, its end), their self time by package.
 """
 import collections
 import sys
@@ -32,6 +33,20 @@ SERVED = [
 ]
 
 
+# The SERVED rules that are a stream's own work rather than its events or the loop's.
+STREAM_OWN = ("a stream's end", "the engine's response head", "a request from the client, to the engine")
+
+
+def package(frame):
+    """Where a sample's own frame is: the kernel, native code, or a Java package."""
+    if frame.endswith("_[k]"):
+        return "kernel"
+    if "/" not in frame:
+        return "native (libc, JVM stubs)"
+    parts = frame.split("/")
+    return "/".join(parts[:3] if parts[0] in ("io", "org", "dev") else parts[:2])
+
+
 def served(frames):
     for name, patterns in SERVED:
         if any(pattern in frame for frame in frames for pattern in patterns):
@@ -45,6 +60,7 @@ def main(path, patterns):
     inclusive = collections.Counter()
     serving = collections.Counter()
     hottest = collections.Counter()
+    stream = collections.Counter()
     for line in open(path):
         stack, _, count = line.rstrip().rpartition(" ")
         frames = stack.split(";")
@@ -54,14 +70,11 @@ def main(path, patterns):
         loop += n
         top = frames[-1]
         hottest[top] += n
-        serving[served(frames[1:])] += n
-        if top.endswith("_[k]"):
-            packages["kernel"] += n
-        elif "/" not in top:
-            packages["native (libc, JVM stubs)"] += n
-        else:
-            parts = top.split("/")
-            packages["/".join(parts[:3] if parts[0] in ("io", "org", "dev") else parts[:2])] += n
+        what = served(frames[1:])
+        serving[what] += n
+        packages[package(top)] += n
+        if what in STREAM_OWN:
+            stream[package(top)] += n
         for pattern in patterns:
             if any(pattern in frame for frame in frames[1:]):
                 inclusive[pattern] += n
@@ -74,6 +87,10 @@ def main(path, patterns):
     print("\nwhat the samples served (first match in this order)")
     for name, _ in SERVED + [("other (the loop's own work)", None)]:
         print(f"{100 * serving[name] / loop:6.2f} %  {name}")
+    own = sum(stream.values())
+    print(f"\na stream's own work (its request, the engine's head, its end): {own} samples, self time by package")
+    for name, n in stream.most_common(15):
+        print(f"{100 * n / own:6.2f} %  {name}")
     print("\ninclusive (any frame of the stack matches)")
     for pattern in patterns:
         print(f"{100 * inclusive[pattern] / loop:6.2f} %  {pattern}")

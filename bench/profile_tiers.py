@@ -8,10 +8,15 @@ async-profiler's `ann` option suffixes each Java frame with its kind: _[j] compi
 the JIT's top tier), _[1] compiled by C1, _[0] interpreted, _[i] inlined into the frame above it.
 A sample counts for the code unit it was running in: from the leaf up, the first Java frame that is
 not inlined (native and kernel frames below it are that unit's calls). Prints the loops' samples
-by kind, the packages and the methods of the samples in C1 or interpreted code.
+by kind (all of them, and those that served a stream's own work by bench/profile_summary.py's
+rules), the packages and the methods of the samples in C1 or interpreted code.
 """
 import collections
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profile_summary import STREAM_OWN, served  # noqa: E402 (the sibling script)
 
 LOOPS = ("[tokengap-epoll", "[reactor-http-epoll")
 KINDS = {"_[j]": "C2", "_[1]": "C1", "_[0]": "interpreted"}
@@ -22,6 +27,7 @@ def main():
     top = int(sys.argv[2]) if len(sys.argv) > 2 else 25
     total = 0
     kinds = collections.Counter()
+    stream_kinds = collections.Counter()
     packages = collections.Counter()
     methods = collections.Counter()
     annotated = False
@@ -44,6 +50,8 @@ def main():
                     kind, method = KINDS[suffix], frame[:-4]
                     break
             kinds[kind] += n
+            if served(frames[1:]) in STREAM_OWN:
+                stream_kinds[kind] += n
             if kind in ("C1", "interpreted"):
                 packages[(kind, "/".join(method.split("/")[:3]))] += n
                 methods[(kind, method)] += n
@@ -54,6 +62,10 @@ def main():
     print(f"event-loop samples: {total}")
     for kind, n in kinds.most_common():
         print(f"  {n / total:7.2%}  {kind}")
+    own = sum(stream_kinds.values())
+    print(f"a stream's own work (bench/profile_summary.py's rules): {own} samples")
+    for kind, n in stream_kinds.most_common():
+        print(f"  {n / own:7.2%}  {kind}")
     print("below C2, by package:")
     for (kind, package), n in packages.most_common(12):
         print(f"  {n / total:7.2%}  {kind:11}  {package}")
