@@ -153,14 +153,20 @@ start_nginx() { # start_nginx NAME PORT UPSTREAM_PORT: sets NAME_MASTER and NAME
 
 echo "overhead: machine $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)"
 # Netfilter's connection tracking (Docker's engine loads it, and its rules stay after the engine
-# stops) raised every proxy's cost per request 1.7 to 2 times in sessions 17 and 18: record it.
-if [ -r /proc/sys/net/netfilter/nf_conntrack_count ]; then
-  tracking="loaded ($(cat /proc/sys/net/netfilter/nf_conntrack_count) entries)"
-else
-  tracking="not loaded"
-fi
-echo "overhead: connection tracking $tracking, Docker's engine $(pgrep -x dockerd >/dev/null && echo running || echo not running)" \
-  | tee "$OUT/netfilter.txt"
+# stops) raised every proxy's cost per request 1.7 to 2 times in sessions 17 and 18: record it, at
+# the start and at the end. Packets are tracked while rules hook netfilter; the module can stay
+# loaded with old entries after the rules are flushed (nft flush ruleset), so both are recorded.
+netfilter_state() {
+  local tracking chains=unknown
+  if [ -r /proc/sys/net/netfilter/nf_conntrack_count ]; then
+    tracking="loaded ($(cat /proc/sys/net/netfilter/nf_conntrack_count) entries)"
+  else
+    tracking="not loaded"
+  fi
+  command -v nft >/dev/null && chains=$(nft list ruleset 2>/dev/null | grep -c 'type .* hook' || true)
+  echo "connection tracking $tracking, netfilter chains with a hook: $chains, Docker's engine $(pgrep -x dockerd >/dev/null && echo running || echo not running)"
+}
+echo "overhead: at the start: $(netfilter_state)" | tee "$OUT/netfilter.txt"
 
 long_streams() { # the Java probe against the Java backend, direct and through the proxies
   ports_free $BACKEND_PORT
@@ -320,3 +326,4 @@ churn() { # request churn: the Node client against the Node backend, direct and 
 
 if [ -n "$LOADS" ]; then long_streams; fi
 if [ -n "$CHURN" ]; then churn; fi
+echo "overhead: at the end: $(netfilter_state)" | tee -a "$OUT/netfilter.txt"
