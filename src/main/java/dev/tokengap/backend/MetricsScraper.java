@@ -3,14 +3,14 @@ package dev.tokengap.backend;
 import java.net.ConnectException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
+import io.netty.util.concurrent.ScheduledFuture;
 import reactor.core.publisher.Mono;
 
 import dev.tokengap.metrics.BucketEdges;
@@ -31,8 +31,9 @@ import dev.tokengap.timing.NanoClock;
  *
  * At most one scrape is in flight, each bounded by {@code scrape-timeout} and
  * {@code max-scrape-size}; a failure is reported, never thrown, and the next tick tries
- * again. Everything runs on Reactor Netty's event loops and Reactor's timers: nothing
- * blocks.
+ * again. The timer, the fetch and the parse all run on the {@link MetricsClient}'s own
+ * event loop ({@code tokengap-scrape}), off the proxy's loops: nothing blocks, and no
+ * thread is woken but that one.
  */
 public final class MetricsScraper implements AutoCloseable {
 
@@ -63,15 +64,20 @@ public final class MetricsScraper implements AutoCloseable {
 
 	private final EngineRoster roster;
 
-	private volatile ScrapeBody body;
+	// Reused by every periodic scrape: one is in flight at a time, and the client drops
+	// what a timed-out one would still have read.
+	private final ScrapeBody body;
 
 	private volatile Boolean lastUp;
 
 	private volatile boolean closed;
 
-	private volatile Disposable ticks;
+	private volatile ScheduledFuture<?> ticks;
 
-	private volatile Disposable scrape;
+	// When the scrape in flight started; handed over between scrapes through inFlight.
+	private long scrapeStart;
+
+	private final Scraped scraped = new Scraped();
 
 	/**
 	 * Creates the scraper; call {@link #start()} to begin.
@@ -100,8 +106,19 @@ public final class MetricsScraper implements AutoCloseable {
 			return;
 		}
 		logger.info("Scraping " + this.url + " every " + this.properties.scrapeInterval().toMillis() + "ms");
-		this.ticks = Flux.interval(Duration.ZERO, this.properties.scrapeInterval())
-			.subscribe((n) -> tick(), (ex) -> logger.error("Scrape schedule of " + this.url + " stopped", ex));
+		// On the client's own loop, as its callbacks: no thread is woken for a tick.
+		long interval = this.properties.scrapeInterval().toNanos();
+		this.ticks = this.client.loop().scheduleAtFixedRate(this::scheduledTick, 0, interval, TimeUnit.NANOSECONDS);
+	}
+
+	private void scheduledTick() {
+		try {
+			tick();
+		}
+		catch (RuntimeException ex) {
+			// A task that throws is never run again: log and go on with the next tick.
+			logger.error("Scrape of " + this.url + " could not start", ex);
+		}
 	}
 
 	/**
@@ -116,12 +133,8 @@ public final class MetricsScraper implements AutoCloseable {
 			this.skippedTicks.incrementAndGet();
 			return false;
 		}
-		Disposable started = scrape().doFinally((signal) -> this.inFlight.set(false)).subscribe();
-		this.scrape = started;
-		// close() may have run since the check above and missed this scrape.
-		if (this.closed) {
-			started.dispose();
-		}
+		this.scrapeStart = this.clock.nanoTime();
+		this.client.fetch(this.body, this.properties.scrapeTimeout(), this.scraped);
 		return true;
 	}
 
@@ -143,22 +156,44 @@ public final class MetricsScraper implements AutoCloseable {
 	 * family
 	 */
 	public Mono<BucketEdges> readEdges(Duration wait) {
-		return Mono.defer(() -> this.client.fetch(new ScrapeBody(this.maxBytes)))
-			.timeout(wait)
+		return Mono.defer(() -> this.client.fetch(new ScrapeBody(this.maxBytes), wait))
 			.mapNotNull((text) -> new VllmMetricsReader().readEdges(text))
 			.doOnError((ex) -> logger.debug("Could not read bucket edges from " + this.url + ": " + ex))
 			.onErrorResume((ex) -> Mono.empty());
 	}
 
-	private Mono<EngineSample> scrape() {
-		return Mono.defer(() -> {
-			long start = this.clock.nanoTime();
-			return this.client.fetch(this.body)
-				.timeout(this.properties.scrapeTimeout())
-				.map(this::toSample)
-				.doOnNext((sample) -> succeeded(sample, start))
-				.onErrorResume((ex) -> failed(ex, start));
-		});
+	/** Ends each periodic scrape, on the client's loop. */
+	private final class Scraped implements MetricsClient.Callback {
+
+		@Override
+		public void succeeded(ScrapeBody body) {
+			long start = MetricsScraper.this.scrapeStart;
+			try {
+				EngineSample sample;
+				try {
+					sample = toSample(body.text());
+				}
+				catch (RuntimeException ex) {
+					MetricsScraper.this.failed(ex, start);
+					return;
+				}
+				MetricsScraper.this.succeeded(sample, start);
+			}
+			finally {
+				MetricsScraper.this.inFlight.set(false);
+			}
+		}
+
+		@Override
+		public void failed(Throwable ex) {
+			try {
+				MetricsScraper.this.failed(ex, MetricsScraper.this.scrapeStart);
+			}
+			finally {
+				MetricsScraper.this.inFlight.set(false);
+			}
+		}
+
 	}
 
 	private EngineSample toSample(String text) {
@@ -186,14 +221,13 @@ public final class MetricsScraper implements AutoCloseable {
 		}
 	}
 
-	private Mono<EngineSample> failed(Throwable ex, long start) {
-		if (ex instanceof TimeoutException) {
-			// The cancelled request may still be copying into the old buffer: the next
-			// one gets its own.
-			this.body = new ScrapeBody(this.maxBytes);
-		}
+	private void failed(Throwable ex, long start) {
 		String reason = reason(ex);
 		logFailure(reason);
+		if (this.closed) {
+			// Ended by close(): not the engine's failure.
+			return;
+		}
 		this.lastUp = false;
 		try {
 			this.listener.failed(reason, this.clock.nanoTime() - start);
@@ -201,7 +235,6 @@ public final class MetricsScraper implements AutoCloseable {
 		catch (RuntimeException listenerFailure) {
 			listenerFailed(listenerFailure);
 		}
-		return Mono.empty();
 	}
 
 	// A warning when the engine goes down, not one per tick while it stays down.
@@ -235,17 +268,13 @@ public final class MetricsScraper implements AutoCloseable {
 		return (ex instanceof ConnectException) ? "connection failed: " + detail : detail;
 	}
 
-	/** Stops scraping, cancels a scrape in flight and closes the connections. */
+	/** Stops scraping, ends a scrape in flight and closes the client. */
 	@Override
 	public void close() {
 		this.closed = true;
-		Disposable schedule = this.ticks;
+		ScheduledFuture<?> schedule = this.ticks;
 		if (schedule != null) {
-			schedule.dispose();
-		}
-		Disposable current = this.scrape;
-		if (current != null) {
-			current.dispose();
+			schedule.cancel(false);
 		}
 		this.client.close();
 	}
