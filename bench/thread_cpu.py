@@ -5,7 +5,7 @@
 
 Threads are grouped by name with digits dropped ("tokengap-epoll-1" and "-2" are one group; so
 are "C1 CompilerThre" and "C2 CompilerThre", which /proc names alike). Each line is one interval:
-the groups that used more than 0.05 s in it, largest first. A thread that ends within an interval
+the groups that used more than 0.05 s in it (THREAD_CPU_MIN), largest first. A thread that ends within an interval
 loses its share of that interval. Used in session 18 to see how much CPU the JIT takes in the
 first minutes of a churn load and how the event loops' own CPU falls as it finishes.
 """
@@ -36,6 +36,7 @@ def main():
     pid = sys.argv[1]
     interval = float(sys.argv[2]) if len(sys.argv) > 2 else 20
     count = int(sys.argv[3]) if len(sys.argv) > 3 else 10**9
+    floor = float(os.environ.get("THREAD_CPU_MIN", "0.05"))
     before = snapshot(pid)
     start = time.monotonic()
     for _ in range(count):
@@ -44,7 +45,7 @@ def main():
             now = snapshot(pid)
         except FileNotFoundError:
             return  # the JVM has gone
-        used = {g: now[g] - before[g] for g in now if now[g] - before[g] > 0.05}
+        used = {g: now[g] - before[g] for g in now if now[g] - before[g] > floor}
         line = " ".join(f"{g}={s:.2f}" for g, s in sorted(used.items(), key=lambda kv: -kv[1]))
         print(f"t={time.monotonic() - start:6.0f}s {line}", flush=True)
         before = now

@@ -1,9 +1,6 @@
 package dev.tokengap.proxy;
 
-import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
-import java.util.Set;
 
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -47,11 +44,11 @@ final class HopByHopHeaders {
 	 * @param to the target headers
 	 */
 	void copy(HttpHeaders from, HttpHeaders to) {
-		Set<String> named = connectionNamed(from);
+		CharSequence connection = connectionLines(from);
 		for (var it = from.iteratorCharSequence(); it.hasNext();) {
 			var entry = it.next();
 			CharSequence name = entry.getKey();
-			if (!dropped(name) && (named.isEmpty() || !named.contains(name.toString().toLowerCase(Locale.ROOT)))) {
+			if (!dropped(name) && (connection == null || !named(connection, name))) {
 				to.add(name, entry.getValue());
 			}
 		}
@@ -67,21 +64,54 @@ final class HopByHopHeaders {
 		return false;
 	}
 
-	private static Set<String> connectionNamed(HttpHeaders headers) {
-		// Every Connection line counts: 'Connection: keep-alive' then 'Connection:
-		// x-secret' on the next line names x-secret as much as one combined line does
-		// (RFC 9110 section 5.3).
+	/**
+	 * Every {@code Connection} line, joined by commas when there are several:
+	 * 'Connection: keep-alive' then 'Connection: x-secret' on the next line names
+	 * x-secret as much as one combined line does (RFC 9110 section 5.3).
+	 * @return the lines, or null when there are none
+	 */
+	private static CharSequence connectionLines(HttpHeaders headers) {
+		CharSequence first = headers.get(HttpHeaderNames.CONNECTION);
+		if (first == null) {
+			return null;
+		}
 		List<String> lines = headers.getAll(HttpHeaderNames.CONNECTION);
-		if (lines.isEmpty()) {
-			return Set.of();
-		}
-		Set<String> names = new HashSet<>();
-		for (String line : lines) {
-			for (String token : line.split(",")) {
-				names.add(token.trim().toLowerCase(Locale.ROOT));
+		return (lines.size() == 1) ? first : String.join(",", lines);
+	}
+
+	/**
+	 * Whether the comma-separated list names the header, ignoring case and the blanks
+	 * around each name; compared in place, without a copy of either.
+	 * @param list a {@code Connection} value
+	 * @param name a header's name
+	 * @return whether one of the list's names is the header's
+	 */
+	static boolean named(CharSequence list, CharSequence name) {
+		int length = list.length();
+		int i = 0;
+		while (i < length) {
+			int start = i;
+			while (i < length && list.charAt(i) != ',') {
+				i++;
 			}
+			int end = i;
+			while (start < end && isBlank(list.charAt(start))) {
+				start++;
+			}
+			while (end > start && isBlank(list.charAt(end - 1))) {
+				end--;
+			}
+			if (end - start == name.length()
+					&& AsciiString.regionMatchesAscii(list, true, start, name, 0, end - start)) {
+				return true;
+			}
+			i++;
 		}
-		return names;
+		return false;
+	}
+
+	private static boolean isBlank(char c) {
+		return c == ' ' || c == '\t';
 	}
 
 }
