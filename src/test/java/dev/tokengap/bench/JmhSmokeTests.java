@@ -28,7 +28,8 @@ class JmhSmokeTests {
 			"SseScannerBenchmark.scanResponsesDelta", "SseScannerBenchmark.scanByteBufAsTheRelayDoes",
 			"RecordPathBenchmark.recordOneContentEvent", "ExpositionParserBenchmark.parseEverySample",
 			"ExpositionParserBenchmark.readEngineSample", "RequestFactsBenchmark.scan",
-			"RequestFactsBenchmark.jacksonAsBefore");
+			"RequestFactsBenchmark.jacksonAsBefore", "HopByHopHeadersBenchmark.inPlace",
+			"HopByHopHeadersBenchmark.lowerCasedSet");
 
 	@Test
 	void everyBenchmarkRunsOneShortIteration() throws RunnerException {
