@@ -107,8 +107,6 @@ final class MetricsClient implements AutoCloseable {
 
 	private final String hostHeader;
 
-	private final long maxBytes;
-
 	private final DataSize maxSize;
 
 	private final EventLoopGroup group;
@@ -152,7 +150,6 @@ final class MetricsClient implements AutoCloseable {
 		String path = (url.getRawPath() == null || url.getRawPath().isEmpty()) ? "/" : url.getRawPath();
 		this.target = (url.getRawQuery() != null) ? path + "?" + url.getRawQuery() : path;
 		this.maxSize = maxSize;
-		this.maxBytes = maxSize.toBytes();
 		boolean epoll = Epoll.isAvailable()
 				&& !"false".equalsIgnoreCase(System.getProperty("reactor.netty.native", "true").trim());
 		IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
@@ -421,7 +418,7 @@ final class MetricsClient implements AutoCloseable {
 				return;
 			}
 			long declared = HttpUtil.getContentLength(response, -1L);
-			if (declared > MetricsClient.this.maxBytes) {
+			if (declared > MetricsClient.this.maxSize.toBytes()) {
 				fail(tooBig());
 				return;
 			}

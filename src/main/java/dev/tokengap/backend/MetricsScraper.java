@@ -169,15 +169,11 @@ public final class MetricsScraper implements AutoCloseable {
 		public void succeeded(ScrapeBody body) {
 			long start = MetricsScraper.this.scrapeStart;
 			try {
-				EngineSample sample;
-				try {
-					sample = toSample(body.text());
-				}
-				catch (RuntimeException ex) {
-					MetricsScraper.this.failed(ex, start);
-					return;
-				}
-				MetricsScraper.this.succeeded(sample, start);
+				MetricsScraper.this.succeeded(toSample(body.text()), start);
+			}
+			catch (RuntimeException ex) {
+				// a body without vLLM metrics, or a parse or history failure
+				MetricsScraper.this.failed(ex, start);
 			}
 			finally {
 				MetricsScraper.this.inFlight.set(false);
