@@ -1,7 +1,5 @@
 package dev.tokengap.proxy;
 
-import java.util.List;
-
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.util.AsciiString;
@@ -44,11 +42,16 @@ final class HopByHopHeaders {
 	 * @param to the target headers
 	 */
 	void copy(HttpHeaders from, HttpHeaders to) {
-		CharSequence connection = connectionLines(from);
+		// Every Connection line counts: 'Connection: keep-alive' then 'Connection:
+		// x-secret' on the next line names x-secret as much as one combined line does
+		// (RFC
+		// 9110 section 5.3). Netty's containsValue reads every line's comma-separated,
+		// trimmed names, ignoring case, in place.
+		boolean connection = from.contains(HttpHeaderNames.CONNECTION);
 		for (var it = from.iteratorCharSequence(); it.hasNext();) {
 			var entry = it.next();
 			CharSequence name = entry.getKey();
-			if (!dropped(name) && (connection == null || !named(connection, name))) {
+			if (!dropped(name) && !(connection && from.containsValue(HttpHeaderNames.CONNECTION, name, true))) {
 				to.add(name, entry.getValue());
 			}
 		}
@@ -62,56 +65,6 @@ final class HopByHopHeaders {
 			}
 		}
 		return false;
-	}
-
-	/**
-	 * Every {@code Connection} line, joined by commas when there are several:
-	 * 'Connection: keep-alive' then 'Connection: x-secret' on the next line names
-	 * x-secret as much as one combined line does (RFC 9110 section 5.3).
-	 * @return the lines, or null when there are none
-	 */
-	private static CharSequence connectionLines(HttpHeaders headers) {
-		CharSequence first = headers.get(HttpHeaderNames.CONNECTION);
-		if (first == null) {
-			return null;
-		}
-		List<String> lines = headers.getAll(HttpHeaderNames.CONNECTION);
-		return (lines.size() == 1) ? first : String.join(",", lines);
-	}
-
-	/**
-	 * Whether the comma-separated list names the header, ignoring case and the blanks
-	 * around each name; compared in place, without a copy of either.
-	 * @param list a {@code Connection} value
-	 * @param name a header's name
-	 * @return whether one of the list's names is the header's
-	 */
-	static boolean named(CharSequence list, CharSequence name) {
-		int length = list.length();
-		int i = 0;
-		while (i < length) {
-			int start = i;
-			while (i < length && list.charAt(i) != ',') {
-				i++;
-			}
-			int end = i;
-			while (start < end && isBlank(list.charAt(start))) {
-				start++;
-			}
-			while (end > start && isBlank(list.charAt(end - 1))) {
-				end--;
-			}
-			if (end - start == name.length()
-					&& AsciiString.regionMatchesAscii(list, true, start, name, 0, end - start)) {
-				return true;
-			}
-			i++;
-		}
-		return false;
-	}
-
-	private static boolean isBlank(char c) {
-		return c == ' ' || c == '\t';
 	}
 
 }

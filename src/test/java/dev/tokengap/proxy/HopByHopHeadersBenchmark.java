@@ -82,7 +82,7 @@ public class HopByHopHeadersBenchmark {
 	}
 
 	@Benchmark
-	public HttpHeaders inPlace() {
+	public HttpHeaders copy() {
 		HttpHeaders to = new DefaultHttpHeaders();
 		COPY.copy(this.from, to);
 		return to;
