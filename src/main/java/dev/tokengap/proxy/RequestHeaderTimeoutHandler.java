@@ -14,6 +14,11 @@ import io.netty.handler.codec.http.LastHttpContent;
  * connection opens and again after each response, disarmed when a request's headers have
  * been decoded. An idle timeout cannot do this, since a client trickling header bytes is
  * never idle.
+ * <p>
+ * Arming moves a deadline, not a timer: one check is pending at a time, and when it runs
+ * while armed but not yet due it schedules itself again for the deadline in force. A
+ * keep-alive connection serving request after request therefore schedules about one check
+ * per timeout instead of a task and a cancel per request.
  */
 public final class RequestHeaderTimeoutHandler extends ChannelDuplexHandler {
 
@@ -23,6 +28,14 @@ public final class RequestHeaderTimeoutHandler extends ChannelDuplexHandler {
 	private final long timeoutNanos;
 
 	private ScheduledFuture<?> timer;
+
+	private ChannelHandlerContext context;
+
+	private boolean armed;
+
+	private long deadlineNanos;
+
+	private final Runnable check = this::check;
 
 	/**
 	 * Creates the handler.
@@ -62,19 +75,47 @@ public final class RequestHeaderTimeoutHandler extends ChannelDuplexHandler {
 	}
 
 	@Override
+	public void handlerRemoved(ChannelHandlerContext ctx) {
+		cancel();
+	}
+
+	@Override
 	public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-		disarm();
+		cancel();
 		super.channelInactive(ctx);
 	}
 
 	private void arm(ChannelHandlerContext ctx) {
-		disarm();
-		this.timer = ctx.executor().schedule(() -> {
-			ctx.close();
-		}, this.timeoutNanos, TimeUnit.NANOSECONDS);
+		this.context = ctx;
+		this.armed = true;
+		this.deadlineNanos = ctx.executor().ticker().nanoTime() + this.timeoutNanos;
+		if (this.timer == null) {
+			// a pending check comes no later than this deadline: the timeout is fixed
+			this.timer = ctx.executor().schedule(this.check, this.timeoutNanos, TimeUnit.NANOSECONDS);
+		}
 	}
 
 	private void disarm() {
+		this.armed = false;
+	}
+
+	private void check() {
+		this.timer = null;
+		if (!this.armed) {
+			return;
+		}
+		long left = this.deadlineNanos - this.context.executor().ticker().nanoTime();
+		if (left <= 0) {
+			this.armed = false;
+			this.context.close();
+		}
+		else {
+			this.timer = this.context.executor().schedule(this.check, left, TimeUnit.NANOSECONDS);
+		}
+	}
+
+	private void cancel() {
+		this.armed = false;
 		if (this.timer != null) {
 			this.timer.cancel(false);
 			this.timer = null;

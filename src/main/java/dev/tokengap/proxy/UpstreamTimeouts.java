@@ -17,25 +17,48 @@ import io.netty.handler.timeout.ReadTimeoutException;
  * (that silence is backpressure, not an idle engine).
  * <p>
  * Installed once when the connection is made, first in its pipeline (every read counts as
- * life), and armed per request from the connection's event loop: a request costs two
- * scheduled tasks on that loop, no pipeline change and no timer thread. Each arming
- * returns a ticket; only the holder of the current ticket changes the deadlines, so an
- * exchange that ends after its pooled connection went on to the next request cannot
- * disarm that request's deadlines.
+ * life), and armed per request from the connection's event loop, with no pipeline change
+ * and no timer thread. Arming moves a deadline, not a timer: one check is scheduled on
+ * the loop at a time, and when it runs it compares the clock with the deadline in force
+ * and schedules itself again for that deadline if it is not yet due. A check is only
+ * scheduled anew when none is pending or the pending one would come after the new
+ * deadline, so a connection that serves request after request schedules about one check
+ * per timeout, not two tasks and two cancels per request. Each arming returns a ticket;
+ * only the holder of the current ticket changes the deadlines, so an exchange that ends
+ * after its pooled connection went on to the next request cannot disarm that request's
+ * deadlines.
  */
 final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 
 	static final String NAME = "tokengap.upstreamTimeouts";
 
+	private static final int NONE = 0;
+
+	private static final int HEADERS = 1;
+
+	private static final int IDLE = 2;
+
+	private final Runnable check = this::check;
+
 	private ChannelHandlerContext context;
 
 	private long ticket;
 
-	private ScheduledFuture<?> timer;
+	/**
+	 * What the current request waits for: {@link #NONE}, {@link #HEADERS}, {@link #IDLE}.
+	 */
+	private int waiting = NONE;
+
+	private long headersDeadlineNanos;
 
 	private long idleNanos = -1;
 
 	private long lastReadNanos;
+
+	private ScheduledFuture<?> timer;
+
+	/** When the pending check runs, on the loop's clock. */
+	private long timerAtNanos;
 
 	/**
 	 * Installs the handler on a new engine connection.
@@ -55,14 +78,15 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 
 	@Override
 	public void channelRead(ChannelHandlerContext ctx, Object msg) {
-		if (this.idleNanos > 0) {
-			this.lastReadNanos = System.nanoTime();
+		if (this.waiting == IDLE) {
+			this.lastReadNanos = now();
 		}
 		ctx.fireChannelRead(msg);
 	}
 
 	@Override
 	public void channelInactive(ChannelHandlerContext ctx) {
+		this.waiting = NONE;
 		cancelTimer();
 		ctx.fireChannelInactive();
 	}
@@ -74,10 +98,11 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 	 * @return the request's ticket
 	 */
 	long awaitHeaders(long timeoutNanos) {
-		cancelTimer();
-		this.idleNanos = -1;
 		long current = ++this.ticket;
-		this.timer = this.context.executor().schedule(() -> headersLate(current), timeoutNanos, TimeUnit.NANOSECONDS);
+		this.waiting = HEADERS;
+		this.idleNanos = -1;
+		this.headersDeadlineNanos = now() + timeoutNanos;
+		checkBy(this.headersDeadlineNanos);
 		return current;
 	}
 
@@ -91,10 +116,10 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 		if (ticket != this.ticket) {
 			return;
 		}
-		cancelTimer();
+		this.waiting = IDLE;
 		this.idleNanos = idleNanos;
-		this.lastReadNanos = System.nanoTime();
-		scheduleIdleCheck(ticket, idleNanos);
+		this.lastReadNanos = now();
+		checkBy(this.lastReadNanos + idleNanos);
 	}
 
 	/**
@@ -113,40 +138,61 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 
 	private void disarm(long ticket) {
 		if (ticket == this.ticket) {
-			cancelTimer();
+			// a pending check finds nothing to wait for and ends
+			this.waiting = NONE;
 			this.idleNanos = -1;
 		}
 	}
 
-	private void headersLate(long ticket) {
-		if (ticket == this.ticket && this.context.channel().isActive()) {
-			this.timer = null;
-			fail(new HeadersTimeoutException());
-		}
-	}
-
-	private void idleCheck(long ticket) {
-		if (ticket != this.ticket || this.idleNanos <= 0) {
+	private void check() {
+		this.timer = null;
+		if (!this.context.channel().isActive()) {
 			return;
 		}
-		long silent = System.nanoTime() - this.lastReadNanos;
-		if (!this.context.channel().config().isAutoRead()) {
-			// tokengap stopped reading for a slow client: the silence is not the engine's
-			this.lastReadNanos = System.nanoTime();
-			scheduleIdleCheck(ticket, this.idleNanos);
+		long now = now();
+		if (this.waiting == HEADERS) {
+			if (now - this.headersDeadlineNanos >= 0) {
+				this.waiting = NONE;
+				fail(new HeadersTimeoutException());
+			}
+			else {
+				checkBy(this.headersDeadlineNanos);
+			}
 		}
-		else if (silent >= this.idleNanos) {
-			this.timer = null;
-			this.idleNanos = -1;
-			fail(ReadTimeoutException.INSTANCE);
-		}
-		else {
-			scheduleIdleCheck(ticket, this.idleNanos - silent);
+		else if (this.waiting == IDLE) {
+			if (!this.context.channel().config().isAutoRead()) {
+				// tokengap stopped reading for a slow client: the silence is not the
+				// engine's
+				this.lastReadNanos = now;
+				checkBy(now + this.idleNanos);
+			}
+			else if (now - this.lastReadNanos >= this.idleNanos) {
+				this.waiting = NONE;
+				this.idleNanos = -1;
+				fail(ReadTimeoutException.INSTANCE);
+			}
+			else {
+				checkBy(this.lastReadNanos + this.idleNanos);
+			}
 		}
 	}
 
-	private void scheduleIdleCheck(long ticket, long delayNanos) {
-		this.timer = this.context.executor().schedule(() -> idleCheck(ticket), delayNanos, TimeUnit.NANOSECONDS);
+	/** Makes sure a check runs no later than {@code deadlineNanos}. */
+	private void checkBy(long deadlineNanos) {
+		if (this.timer != null) {
+			if (deadlineNanos - this.timerAtNanos >= 0) {
+				// the pending check comes first and will look again
+				return;
+			}
+			this.timer.cancel(false);
+		}
+		this.timerAtNanos = deadlineNanos;
+		this.timer = this.context.executor()
+			.schedule(this.check, Math.max(0, deadlineNanos - now()), TimeUnit.NANOSECONDS);
+	}
+
+	private long now() {
+		return this.context.executor().ticker().nanoTime();
 	}
 
 	private void fail(Throwable cause) {
