@@ -249,7 +249,7 @@ public final class ExchangeRecorder {
 		try {
 			StreamMeters m = meters();
 			int sent = this.status;
-			this.catalogue.countRequest(this.model, this.endpoint, (sent >= 0) ? sent : CLIENT_CLOSED);
+			m.countRequest((sent >= 0) ? sent : CLIENT_CLOSED);
 			this.timer.end();
 			long end = this.completedNanos;
 			if (end >= 0) {

@@ -1,6 +1,7 @@
 package dev.tokengap.metrics;
 
 import java.util.Collection;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -25,7 +26,12 @@ public final class ModelLabels {
 
 	private final int max;
 
-	private final Set<String> admitted = ConcurrentHashMap.newKeySet();
+	/**
+	 * Each admitted name, mapped to itself: a request's own copy of the name resolves to
+	 * the one kept here, whose hash is computed once, so the meters' lookup by label does
+	 * not hash the name again.
+	 */
+	private final Map<String, String> admitted = new ConcurrentHashMap<>();
 
 	private volatile Set<String> served = Set.of();
 
@@ -68,16 +74,21 @@ public final class ModelLabels {
 		if (model == null || model.isEmpty()) {
 			return UNKNOWN;
 		}
-		if (this.admitted.contains(model)) {
-			return model;
+		String kept = this.admitted.get(model);
+		if (kept != null) {
+			return kept;
 		}
 		if (!this.configured.contains(model) && !this.served.contains(model)) {
 			this.onUnlisted.run();
 			return OTHER;
 		}
 		synchronized (this.admitted) {
+			kept = this.admitted.get(model);
+			if (kept != null) {
+				return kept;
+			}
 			if (this.admitted.size() < this.max) {
-				this.admitted.add(model);
+				this.admitted.put(model, model);
 				return model;
 			}
 		}

@@ -2,6 +2,7 @@ package dev.tokengap.metrics;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
@@ -44,7 +45,16 @@ public final class StreamMeters {
 
 	private final Set<StreamTimer> live = ConcurrentHashMap.newKeySet();
 
+	private final TokengapMeters catalogue;
+
+	/**
+	 * {@code tokengap_requests_total}'s series of this model and endpoint, by status
+	 * (three digits), looked up once each: a request then counts without a label lookup.
+	 */
+	private final AtomicReferenceArray<CounterDataPoint> requests = new AtomicReferenceArray<>(1000);
+
 	StreamMeters(TokengapMeters catalogue, String model, Endpoint endpoint) {
+		this.catalogue = catalogue;
 		this.model = model;
 		this.endpoint = endpoint;
 		String e = endpoint.label();
@@ -70,6 +80,23 @@ public final class StreamMeters {
 
 	public Endpoint endpoint() {
 		return this.endpoint;
+	}
+
+	/**
+	 * Counts a request by the status sent to the client.
+	 * @param status the HTTP status
+	 */
+	void countRequest(int status) {
+		if (status < 0 || status >= this.requests.length()) {
+			this.catalogue.countRequest(this.model, this.endpoint, status);
+			return;
+		}
+		CounterDataPoint series = this.requests.get(status);
+		if (series == null) {
+			series = this.catalogue.requests().labelValues(this.model, this.endpoint.label(), Integer.toString(status));
+			this.requests.set(status, series);
+		}
+		series.inc();
 	}
 
 	CounterDataPoint outcome(StreamOutcome outcome) {

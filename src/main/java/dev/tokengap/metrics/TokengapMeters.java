@@ -232,6 +232,7 @@ public final class TokengapMeters {
 	 * @param status the HTTP status
 	 */
 	public void countRequest(String model, Endpoint endpoint, int status) {
+		// StreamMeters keeps these series by status; this is the lookup it falls back to
 		this.requests.labelValues(model, endpoint.label(), Integer.toString(status)).inc();
 	}
 
@@ -345,6 +346,10 @@ public final class TokengapMeters {
 
 	Counter streams() {
 		return this.streams;
+	}
+
+	Counter requests() {
+		return this.requests;
 	}
 
 }

@@ -117,6 +117,31 @@ class ExchangeRecorderTests {
 		assertThat(scrape().value("tokengap_streams_total")).isEqualTo(1);
 	}
 
+	/**
+	 * Requests count in the series of their own status, the series of each status looked
+	 * up once and kept: many requests of a few statuses, and statuses outside the three
+	 * digits, all land where they belong.
+	 */
+	@Test
+	void requestsAreCountedByTheirOwnStatus() {
+		int[] statuses = { 200, 200, 404, 200, 503, 499, 200, 404, 1000, -1 };
+		for (int status : statuses) {
+			ExchangeRecorder r = newRecorder();
+			if (status != -1) {
+				r.responded(status);
+			}
+			r.close(MS, status == -1);
+		}
+		PrometheusText metrics = scrape();
+		assertThat(metrics.value("tokengap_requests_total", "status", "200")).isEqualTo(4);
+		assertThat(metrics.value("tokengap_requests_total", "status", "404")).isEqualTo(2);
+		assertThat(metrics.value("tokengap_requests_total", "status", "503")).isEqualTo(1);
+		assertThat(metrics.value("tokengap_requests_total", "status", "1000")).isEqualTo(1);
+		// the one given 499 and the client that left before any status
+		assertThat(metrics.value("tokengap_requests_total", "status", "499")).isEqualTo(2);
+		assertThat(metrics.value("tokengap_requests_total")).isEqualTo(statuses.length);
+	}
+
 	@Test
 	void aNonStreamedRequestIsCountedButHasNoOutcome() {
 		this.recorder.responded(200);

@@ -27,6 +27,14 @@ class ModelLabelsTests {
 	}
 
 	@Test
+	void everyRequestsCopyOfANameResolvesToTheOneKept() {
+		ModelLabels labels = new ModelLabels(List.of(), 20);
+		labels.served(List.of("served"));
+		String first = labels.resolve(new String("served"));
+		assertThat(labels.resolve(new String("served"))).isSameAs(first);
+	}
+
+	@Test
 	void labelsAMissingModelUnknown() {
 		ModelLabels labels = new ModelLabels(List.of(), 20);
 		assertThat(labels.resolve(null)).isEqualTo("unknown");
