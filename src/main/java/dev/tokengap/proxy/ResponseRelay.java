@@ -18,6 +18,8 @@ import io.netty.channel.ChannelOutboundHandler;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.ReadTimeoutException;
+import io.netty.util.AttributeKey;
+import io.netty.util.Attribute;
 import io.netty.util.ByteProcessor;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
@@ -160,10 +162,11 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	private ResponseRelay(Publisher<ByteBuf> body, boolean chunkedToClient, Channel client, ExchangeRecorder recorder,
 			boolean timed, NanoClock clock, long sendTimeoutNanos, Runnable sendTimedOut, MonoSink<Void> sink) {
 		this.client = client;
-		ChannelHandlerContext framedWriter = chunkedToClient ? framedWriter(client) : null;
+		Writers writers = Writers.of(client);
+		ChannelHandlerContext framedWriter = chunkedToClient ? writers.framed() : null;
 		this.framed = (framedWriter != null && body instanceof EngineExchange exchange && exchange.passFraming())
 				? exchange : null;
-		this.out = (this.framed != null) ? framedWriter : bodyWriter(client);
+		this.out = (this.framed != null) ? framedWriter : writers.body();
 		this.recorder = recorder;
 		this.scanner = timed ? new SseEventScanner() : null;
 		this.clock = clock;
@@ -198,6 +201,34 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			body.subscribe(relay);
 			client.closeFuture().addListener(relay);
 		});
+	}
+
+	/**
+	 * Where a client connection's relays write body bytes, worked out at its first relay
+	 * and kept on the connection: walking the pipeline's handlers cost each request a
+	 * list of their names and a lookup of each. The handlers that see writes are those
+	 * installed when the connection is set up (Reactor Netty's, tokengap's, a
+	 * customizer's {@code doOnConnection}); nothing on the proxy port adds one per
+	 * request.
+	 *
+	 * @param body the invoker body bytes are written from
+	 * @param framed the context a chunked body framed by the engine is written from, or
+	 * null where the pipeline does not allow it
+	 */
+	record Writers(ChannelOutboundInvoker body, ChannelHandlerContext framed) {
+
+		private static final AttributeKey<Writers> KEY = AttributeKey.valueOf("tokengap.relayWriters");
+
+		static Writers of(Channel client) {
+			Attribute<Writers> attribute = client.attr(KEY);
+			Writers writers = attribute.get();
+			if (writers == null) {
+				writers = new Writers(bodyWriter(client), framedWriter(client));
+				attribute.set(writers);
+			}
+			return writers;
+		}
+
 	}
 
 	/**
