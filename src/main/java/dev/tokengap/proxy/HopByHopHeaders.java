@@ -17,8 +17,22 @@ final class HopByHopHeaders {
 
 	private final AsciiString[] dropped;
 
+	/**
+	 * Bit {@code n} is set when a dropped name is {@code n} characters long (all are
+	 * shorter than 64): most names are kept on that one test.
+	 */
+	private final long lengths;
+
 	private HopByHopHeaders(AsciiString[] dropped) {
 		this.dropped = dropped;
+		long lengths = 0;
+		for (AsciiString name : dropped) {
+			if (name.length() >= Long.SIZE) {
+				throw new IllegalArgumentException("header name longer than 63 characters: " + name);
+			}
+			lengths |= 1L << name.length();
+		}
+		this.lengths = lengths;
 	}
 
 	/**
@@ -58,8 +72,12 @@ final class HopByHopHeaders {
 	}
 
 	private boolean dropped(CharSequence name) {
+		int length = name.length();
+		if (length >= Long.SIZE || (this.lengths & (1L << length)) == 0) {
+			return false;
+		}
 		for (AsciiString candidate : this.dropped) {
-			// compares lengths first: most names are decided there
+			// compares lengths first
 			if (candidate.contentEqualsIgnoreCase(name)) {
 				return true;
 			}

@@ -2,7 +2,6 @@ package dev.tokengap.proxy;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
-import java.util.Locale;
 import java.util.Map;
 
 import io.netty.buffer.ByteBuf;
@@ -37,7 +36,7 @@ final class MultipartFields {
 	 * @return the boundary, or null when this is no form with one
 	 */
 	static String boundary(String contentType) {
-		if (contentType == null || !contentType.toLowerCase(Locale.ROOT).startsWith("multipart/form-data")) {
+		if (contentType == null || !contentType.regionMatches(true, 0, "multipart/form-data", 0, 19)) {
 			return null;
 		}
 		for (String parameter : contentType.split(";")) {

@@ -1,17 +1,17 @@
 package dev.tokengap.proxy;
 
-import java.util.Locale;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.Channel;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
+import io.netty.util.AsciiString;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.reactivestreams.Publisher;
@@ -38,6 +38,11 @@ final class ProxyExchange {
 
 	/** Response headers tokengap sets itself. */
 	private static final HopByHopHeaders OWN_HEADERS = HopByHopHeaders.andAlso("x-request-id");
+
+	/** The request id's header, as Netty's own name type: its hash is computed once. */
+	static final AsciiString X_REQUEST_ID = AsciiString.cached("x-request-id");
+
+	private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
 	/** Bodies this long or longer are scanned for their facts off the event loop. */
 	static final int OFF_LOOP_BODY_BYTES = 256 * 1024;
@@ -92,44 +97,7 @@ final class ProxyExchange {
 	}
 
 	private Mono<ByteBuf> readBody(long limit) {
-		return Mono.defer(() -> {
-			CompositeByteBuf body = this.channel.alloc().compositeBuffer(1024);
-			// Released here until handed to forward(), which then owns it; a cancel can
-			// race
-			// with the hand-over, so ownership moves exactly once.
-			AtomicBoolean owned = new AtomicBoolean(true);
-			Runnable release = () -> {
-				if (owned.compareAndSet(true, false)) {
-					body.release();
-				}
-			};
-			return this.in.receive()
-				.doOnNext((buf) -> append(body, buf, limit))
-				.then(Mono.fromCallable(() -> handOver(owned, body)))
-				.doOnError((ex) -> release.run())
-				.doOnCancel(release);
-		});
-	}
-
-	private ByteBuf handOver(AtomicBoolean owned, CompositeByteBuf body) {
-		if (StrictRequestHandler.bodyFailed(this.channel)) {
-			// Reactor Netty 1.3.6 completes the body of a request whose chunked framing
-			// breaks
-			// (sendDecodingFailures calls onComplete, not an error): never forward the
-			// truncation.
-			throw new RequestBodyDecodingException();
-		}
-		if (!owned.compareAndSet(true, false)) {
-			throw new IllegalStateException("request body already released");
-		}
-		return body;
-	}
-
-	private static void append(CompositeByteBuf body, ByteBuf buf, long limit) {
-		if ((long) body.readableBytes() + buf.readableBytes() > limit) {
-			throw new RequestBodyTooLargeException(limit);
-		}
-		body.addComponent(true, buf.retain());
+		return new RequestBody(this.in.receiveObject(), this.channel, limit);
 	}
 
 	private Mono<Void> forward(ByteBuf body) {
@@ -213,7 +181,7 @@ final class ProxyExchange {
 		this.out.status(response.status());
 		HttpHeaders headers = this.out.responseHeaders();
 		OWN_HEADERS.copy(response.headers(), headers);
-		headers.set("x-request-id", this.requestId);
+		headers.set(X_REQUEST_ID, this.requestId);
 		this.recorder.responded(status);
 		StreamOutcome refused = StreamOutcome.ofEngineStatus(status);
 		if (refused != null) {
@@ -269,7 +237,7 @@ final class ProxyExchange {
 		}
 		this.recorder.responded(answer.status());
 		this.recorder.outcome(StreamOutcome.ofProxyAnswer(answer.status()));
-		this.out.header("x-request-id", this.requestId);
+		this.out.header(X_REQUEST_ID, this.requestId);
 		return ErrorResponses.send(this.out, answer.status(), answer.type(), error.getMessage()).doOnSuccess((v) -> {
 			long now = this.handler.clock().nanoTime();
 			this.recorder.bodyWritten(now);
@@ -291,7 +259,7 @@ final class ProxyExchange {
 	}
 
 	private static boolean isEventStream(String contentType) {
-		return contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("text/event-stream");
+		return contentType != null && contentType.regionMatches(true, 0, "text/event-stream", 0, 17);
 	}
 
 	private static long contentLength(HttpHeaders headers) {
@@ -308,13 +276,30 @@ final class ProxyExchange {
 	}
 
 	private static String requestId(HttpHeaders headers) {
-		String given = headers.get("x-request-id");
+		String given = headers.get(X_REQUEST_ID);
 		if (given != null && !given.isBlank() && given.length() <= 200) {
 			return given;
 		}
+		return newRequestId();
+	}
+
+	/**
+	 * A random id of 32 lower-case hex digits, each half with its top bit set (so never
+	 * shorter), written in one array.
+	 */
+	static String newRequestId() {
 		ThreadLocalRandom random = ThreadLocalRandom.current();
-		return Long.toHexString(random.nextLong() | Long.MIN_VALUE)
-				+ Long.toHexString(random.nextLong() | Long.MIN_VALUE);
+		byte[] id = new byte[32];
+		hex(random.nextLong() | Long.MIN_VALUE, id, 0);
+		hex(random.nextLong() | Long.MIN_VALUE, id, 16);
+		return new String(id, StandardCharsets.ISO_8859_1);
+	}
+
+	private static void hex(long value, byte[] into, int at) {
+		for (int i = 15; i >= 0; i--) {
+			into[at + i] = HEX[(int) (value & 0xF)];
+			value >>>= 4;
+		}
 	}
 
 }

@@ -1,7 +1,5 @@
 package dev.tokengap.proxy;
 
-import java.util.Locale;
-
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -82,10 +80,10 @@ public final class StrictRequestHandler extends ChannelInboundHandlerAdapter {
 	}
 
 	private static String transferEncodingProblem(HttpRequest request) {
-		var codings = request.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING);
-		if (codings.isEmpty()) {
+		if (!request.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)) {
 			return null;
 		}
+		var codings = request.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING);
 		if (codings.size() == 1 && "chunked".equalsIgnoreCase(codings.get(0).trim())) {
 			return null;
 		}
@@ -93,8 +91,7 @@ public final class StrictRequestHandler extends ChannelInboundHandlerAdapter {
 	}
 
 	private static boolean isAbsoluteForm(String uri) {
-		String lower = uri.toLowerCase(Locale.ROOT);
-		return lower.startsWith("http://") || lower.startsWith("https://");
+		return uri.regionMatches(true, 0, "http://", 0, 7) || uri.regionMatches(true, 0, "https://", 0, 8);
 	}
 
 	private static String pathAndQuery(String uri) {

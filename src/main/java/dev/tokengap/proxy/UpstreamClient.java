@@ -28,6 +28,7 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.resolver.AddressResolverGroup;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
 import io.netty.resolver.dns.DnsNameResolverBuilder;
+import io.netty.util.AsciiString;
 import io.netty.util.NetUtil;
 import io.netty.util.concurrent.Future;
 import org.reactivestreams.Publisher;
@@ -55,6 +56,12 @@ public final class UpstreamClient {
 
 	private static final HopByHopHeaders NOT_FORWARDED = HopByHopHeaders.andAlso("host", "content-length",
 			"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id");
+
+	private static final AsciiString X_FORWARDED_FOR = AsciiString.cached("x-forwarded-for");
+
+	private static final AsciiString X_FORWARDED_PROTO = AsciiString.cached("x-forwarded-proto");
+
+	private static final AsciiString X_FORWARDED_HOST = AsciiString.cached("x-forwarded-host");
 
 	private final Map<EventLoop, EnginePool> pools = new ConcurrentHashMap<>();
 
@@ -163,7 +170,7 @@ public final class UpstreamClient {
 			headers.set(HttpHeaderNames.HOST, this.host);
 			NOT_FORWARDED.copy(in.requestHeaders(), headers);
 			forwarded(in, headers);
-			headers.set("x-request-id", requestId);
+			headers.set(ProxyExchange.X_REQUEST_ID, requestId);
 			if (hasBody(in, body)) {
 				headers.set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
 			}
@@ -202,17 +209,17 @@ public final class UpstreamClient {
 
 	private static void forwarded(HttpServerRequest in, HttpHeaders headers) {
 		String client = address(in.remoteAddress());
-		String prior = in.requestHeaders().get("x-forwarded-for");
-		headers.set("x-forwarded-for", (prior == null || prior.isBlank()) ? client : prior + ", " + client);
-		String proto = in.requestHeaders().get("x-forwarded-proto");
-		headers.set("x-forwarded-proto", (proto != null) ? proto : in.scheme());
-		String host = in.requestHeaders().get("x-forwarded-host");
+		String prior = in.requestHeaders().get(X_FORWARDED_FOR);
+		headers.set(X_FORWARDED_FOR, (prior == null || prior.isBlank()) ? client : prior + ", " + client);
+		String proto = in.requestHeaders().get(X_FORWARDED_PROTO);
+		headers.set(X_FORWARDED_PROTO, (proto != null) ? proto : in.scheme());
+		String host = in.requestHeaders().get(X_FORWARDED_HOST);
 		String clientHost = in.requestHeaders().get(HttpHeaderNames.HOST);
 		if (host != null) {
-			headers.set("x-forwarded-host", host);
+			headers.set(X_FORWARDED_HOST, host);
 		}
 		else if (clientHost != null) {
-			headers.set("x-forwarded-host", clientHost);
+			headers.set(X_FORWARDED_HOST, clientHost);
 		}
 	}
 
