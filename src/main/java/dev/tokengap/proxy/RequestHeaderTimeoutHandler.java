@@ -1,8 +1,5 @@
 package dev.tokengap.proxy;
 
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
@@ -15,10 +12,9 @@ import io.netty.handler.codec.http.LastHttpContent;
  * been decoded. An idle timeout cannot do this, since a client trickling header bytes is
  * never idle.
  * <p>
- * Arming moves a deadline, not a timer: one check is pending at a time, and when it runs
- * while armed but not yet due it schedules itself again for the deadline in force. A
- * keep-alive connection serving request after request therefore schedules about one check
- * per timeout instead of a task and a cancel per request.
+ * Arming moves a deadline, not a timer ({@link LoopDeadline}): a keep-alive connection
+ * serving request after request schedules about one check per timeout instead of a task
+ * and a cancel per request.
  */
 public final class RequestHeaderTimeoutHandler extends ChannelDuplexHandler {
 
@@ -27,15 +23,13 @@ public final class RequestHeaderTimeoutHandler extends ChannelDuplexHandler {
 
 	private final long timeoutNanos;
 
-	private ScheduledFuture<?> timer;
-
 	private ChannelHandlerContext context;
+
+	private LoopDeadline deadline;
 
 	private boolean armed;
 
 	private long deadlineNanos;
-
-	private final Runnable check = this::check;
 
 	/**
 	 * Creates the handler.
@@ -86,13 +80,13 @@ public final class RequestHeaderTimeoutHandler extends ChannelDuplexHandler {
 	}
 
 	private void arm(ChannelHandlerContext ctx) {
-		this.context = ctx;
-		this.armed = true;
-		this.deadlineNanos = ctx.executor().ticker().nanoTime() + this.timeoutNanos;
-		if (this.timer == null) {
-			// a pending check comes no later than this deadline: the timeout is fixed
-			this.timer = ctx.executor().schedule(this.check, this.timeoutNanos, TimeUnit.NANOSECONDS);
+		if (this.deadline == null) {
+			this.context = ctx;
+			this.deadline = new LoopDeadline(ctx.executor(), this::check);
 		}
+		this.armed = true;
+		this.deadlineNanos = this.deadline.now() + this.timeoutNanos;
+		this.deadline.checkBy(this.deadlineNanos);
 	}
 
 	private void disarm() {
@@ -100,25 +94,22 @@ public final class RequestHeaderTimeoutHandler extends ChannelDuplexHandler {
 	}
 
 	private void check() {
-		this.timer = null;
 		if (!this.armed) {
 			return;
 		}
-		long left = this.deadlineNanos - this.context.executor().ticker().nanoTime();
-		if (left <= 0) {
+		if (this.deadline.now() - this.deadlineNanos >= 0) {
 			this.armed = false;
 			this.context.close();
 		}
 		else {
-			this.timer = this.context.executor().schedule(this.check, left, TimeUnit.NANOSECONDS);
+			this.deadline.checkBy(this.deadlineNanos);
 		}
 	}
 
 	private void cancel() {
 		this.armed = false;
-		if (this.timer != null) {
-			this.timer.cancel(false);
-			this.timer = null;
+		if (this.deadline != null) {
+			this.deadline.cancel();
 		}
 	}
 

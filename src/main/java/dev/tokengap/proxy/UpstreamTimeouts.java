@@ -1,7 +1,5 @@
 package dev.tokengap.proxy;
 
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.netty.channel.Channel;
@@ -18,15 +16,11 @@ import io.netty.handler.timeout.ReadTimeoutException;
  * <p>
  * Installed once when the connection is made, first in its pipeline (every read counts as
  * life), and armed per request from the connection's event loop, with no pipeline change
- * and no timer thread. Arming moves a deadline, not a timer: one check is scheduled on
- * the loop at a time, and when it runs it compares the clock with the deadline in force
- * and schedules itself again for that deadline if it is not yet due. A check is only
- * scheduled anew when none is pending or the pending one would come after the new
- * deadline, so a connection that serves request after request schedules about one check
- * per timeout, not two tasks and two cancels per request. Each arming returns a ticket;
- * only the holder of the current ticket changes the deadlines, so an exchange that ends
- * after its pooled connection went on to the next request cannot disarm that request's
- * deadlines.
+ * and no timer thread. Arming moves a deadline, not a timer ({@link LoopDeadline}): a
+ * connection that serves request after request schedules about one check per timeout, not
+ * two tasks and two cancels per request. Each arming returns a ticket; only the holder of
+ * the current ticket changes the deadlines, so an exchange that ends after its pooled
+ * connection went on to the next request cannot disarm that request's deadlines.
  */
 final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 
@@ -38,9 +32,9 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 
 	private static final int IDLE = 2;
 
-	private final Runnable check = this::check;
-
 	private ChannelHandlerContext context;
+
+	private LoopDeadline deadline;
 
 	private long ticket;
 
@@ -51,14 +45,10 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 
 	private long headersDeadlineNanos;
 
-	private long idleNanos = -1;
+	/** The idle timeout, while {@link #IDLE}. */
+	private long idleNanos;
 
 	private long lastReadNanos;
-
-	private ScheduledFuture<?> timer;
-
-	/** When the pending check runs, on the loop's clock. */
-	private long timerAtNanos;
 
 	/**
 	 * Installs the handler on a new engine connection.
@@ -74,12 +64,13 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 	@Override
 	public void handlerAdded(ChannelHandlerContext ctx) {
 		this.context = ctx;
+		this.deadline = new LoopDeadline(ctx.executor(), this::check);
 	}
 
 	@Override
 	public void channelRead(ChannelHandlerContext ctx, Object msg) {
 		if (this.waiting == IDLE) {
-			this.lastReadNanos = now();
+			this.lastReadNanos = this.deadline.now();
 		}
 		ctx.fireChannelRead(msg);
 	}
@@ -87,7 +78,7 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 	@Override
 	public void channelInactive(ChannelHandlerContext ctx) {
 		this.waiting = NONE;
-		cancelTimer();
+		this.deadline.cancel();
 		ctx.fireChannelInactive();
 	}
 
@@ -100,9 +91,8 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 	long awaitHeaders(long timeoutNanos) {
 		long current = ++this.ticket;
 		this.waiting = HEADERS;
-		this.idleNanos = -1;
-		this.headersDeadlineNanos = now() + timeoutNanos;
-		checkBy(this.headersDeadlineNanos);
+		this.headersDeadlineNanos = this.deadline.now() + timeoutNanos;
+		this.deadline.checkBy(this.headersDeadlineNanos);
 		return current;
 	}
 
@@ -118,8 +108,8 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 		}
 		this.waiting = IDLE;
 		this.idleNanos = idleNanos;
-		this.lastReadNanos = now();
-		checkBy(this.lastReadNanos + idleNanos);
+		this.lastReadNanos = this.deadline.now();
+		this.deadline.checkBy(this.lastReadNanos + idleNanos);
 	}
 
 	/**
@@ -140,23 +130,21 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 		if (ticket == this.ticket) {
 			// a pending check finds nothing to wait for and ends
 			this.waiting = NONE;
-			this.idleNanos = -1;
 		}
 	}
 
 	private void check() {
-		this.timer = null;
 		if (!this.context.channel().isActive()) {
 			return;
 		}
-		long now = now();
+		long now = this.deadline.now();
 		if (this.waiting == HEADERS) {
 			if (now - this.headersDeadlineNanos >= 0) {
 				this.waiting = NONE;
 				fail(new HeadersTimeoutException());
 			}
 			else {
-				checkBy(this.headersDeadlineNanos);
+				this.deadline.checkBy(this.headersDeadlineNanos);
 			}
 		}
 		else if (this.waiting == IDLE) {
@@ -164,47 +152,21 @@ final class UpstreamTimeouts extends ChannelInboundHandlerAdapter {
 				// tokengap stopped reading for a slow client: the silence is not the
 				// engine's
 				this.lastReadNanos = now;
-				checkBy(now + this.idleNanos);
+				this.deadline.checkBy(now + this.idleNanos);
 			}
 			else if (now - this.lastReadNanos >= this.idleNanos) {
 				this.waiting = NONE;
-				this.idleNanos = -1;
 				fail(ReadTimeoutException.INSTANCE);
 			}
 			else {
-				checkBy(this.lastReadNanos + this.idleNanos);
+				this.deadline.checkBy(this.lastReadNanos + this.idleNanos);
 			}
 		}
-	}
-
-	/** Makes sure a check runs no later than {@code deadlineNanos}. */
-	private void checkBy(long deadlineNanos) {
-		if (this.timer != null) {
-			if (deadlineNanos - this.timerAtNanos >= 0) {
-				// the pending check comes first and will look again
-				return;
-			}
-			this.timer.cancel(false);
-		}
-		this.timerAtNanos = deadlineNanos;
-		this.timer = this.context.executor()
-			.schedule(this.check, Math.max(0, deadlineNanos - now()), TimeUnit.NANOSECONDS);
-	}
-
-	private long now() {
-		return this.context.executor().ticker().nanoTime();
 	}
 
 	private void fail(Throwable cause) {
 		this.context.fireExceptionCaught(cause);
 		this.context.close();
-	}
-
-	private void cancelTimer() {
-		if (this.timer != null) {
-			this.timer.cancel(false);
-			this.timer = null;
-		}
 	}
 
 	/** No response headers within the response timeout (rare: one is made each time). */
