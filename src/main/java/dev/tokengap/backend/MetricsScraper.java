@@ -83,11 +83,8 @@ public final class MetricsScraper implements AutoCloseable {
 
 	private volatile ScheduledFuture<?> ticks;
 
-	// When the scrape in flight started, and its timeout; handed over between scrapes
-	// through inFlight.
+	// When the scrape in flight started; handed over between scrapes through inFlight.
 	private long scrapeStart;
-
-	private Duration scrapeWait;
 
 	private final Scraped scraped = new Scraped();
 
@@ -146,8 +143,7 @@ public final class MetricsScraper implements AutoCloseable {
 			return false;
 		}
 		this.scrapeStart = this.clock.nanoTime();
-		this.scrapeWait = scrapeTimeout();
-		this.client.fetch(this.body, this.scrapeWait, this.scraped);
+		this.client.fetch(this.body, scrapeTimeout(), this.scraped);
 		return true;
 	}
 
@@ -280,8 +276,8 @@ public final class MetricsScraper implements AutoCloseable {
 			return ex.getMessage();
 		}
 		if (ex instanceof TimeoutException) {
-			Duration wait = this.scrapeWait;
-			return "timed out after " + ((wait != null) ? wait : this.properties.scrapeTimeout()).toMillis() + "ms";
+			// the bound that applied: no scrape has ended since this one started
+			return "timed out after " + scrapeTimeout().toMillis() + "ms";
 		}
 		String detail = (ex.getMessage() != null) ? ex.getMessage() : ex.getClass().getSimpleName();
 		return (ex instanceof ConnectException) ? "connection failed: " + detail : detail;

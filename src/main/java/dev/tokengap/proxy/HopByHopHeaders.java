@@ -58,9 +58,8 @@ final class HopByHopHeaders {
 	void copy(HttpHeaders from, HttpHeaders to) {
 		// Every Connection line counts: 'Connection: keep-alive' then 'Connection:
 		// x-secret' on the next line names x-secret as much as one combined line does
-		// (RFC
-		// 9110 section 5.3). Netty's containsValue reads every line's comma-separated,
-		// trimmed names, ignoring case, in place.
+		// (RFC 9110 section 5.3). Netty's containsValue reads every line's
+		// comma-separated, trimmed names, ignoring case, in place.
 		boolean connection = from.contains(HttpHeaderNames.CONNECTION);
 		for (var it = from.iteratorCharSequence(); it.hasNext();) {
 			var entry = it.next();
