@@ -22,7 +22,6 @@ import io.netty.util.ReferenceCountUtil;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
-import reactor.core.publisher.MonoSink;
 
 /**
  * One request to the engine, from the wait for a connection to the last byte of the
@@ -61,7 +60,7 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 	/** The request's headers, until the request is sent: a stream does not keep them. */
 	private HttpHeaders headers;
 
-	private final MonoSink<EngineExchange> sink;
+	private final Listener listener;
 
 	/** This exchange's reference to the request body, until the write takes it. */
 	private ByteBuf body;
@@ -112,17 +111,17 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 	private FramedPiece delivering;
 
 	EngineExchange(UpstreamClient client, EnginePool pool, HttpMethod method, String uri, HttpHeaders headers,
-			ByteBuf body, MonoSink<EngineExchange> sink) {
+			ByteBuf body, Listener listener) {
 		this.client = client;
 		this.pool = pool;
 		this.method = method;
 		this.uri = uri;
 		this.headers = headers;
 		this.body = body.retainedDuplicate();
-		this.sink = sink;
+		this.listener = listener;
 	}
 
-	/** The response headers; set once the exchange has been published to its sink. */
+	/** The response headers; set once the listener was told of them. */
 	HttpResponse response() {
 		return this.response;
 	}
@@ -174,7 +173,7 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 		}
 		this.state = OVER;
 		releaseBody();
-		this.sink.error(this.client.beforeResponse(cause));
+		this.listener.failedBeforeResponse(this.client.beforeResponse(cause));
 	}
 
 	/**
@@ -216,7 +215,7 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 		this.connection.timeouts().headersIn(this.ticket, this.client.idleTimeoutNanos());
 		this.framingOffered = HttpUtil.isTransferEncodingChunked(head) && !HttpMethod.HEAD.equals(this.method);
 		try {
-			this.sink.success(this);
+			this.listener.responded(this);
 		}
 		finally {
 			this.framingOffered = false;
@@ -403,7 +402,7 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 			case SENT -> {
 				this.state = OVER;
 				endOnConnection(false);
-				this.sink.error(this.client.beforeResponse(cause));
+				this.listener.failedBeforeResponse(this.client.beforeResponse(cause));
 			}
 			case STREAMING -> {
 				this.state = OVER;
@@ -418,7 +417,7 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 	}
 
 	/**
-	 * The exchange's Mono was cancelled before the response headers came (the client went
+	 * The proxy exchange was cancelled before the response headers came (the client went
 	 * away). On the loop.
 	 */
 	void cancelBeforeResponse() {
@@ -601,6 +600,27 @@ final class EngineExchange implements Publisher<ByteBuf>, Subscription {
 			this.acquireTimer.cancel(false);
 			this.acquireTimer = null;
 		}
+	}
+
+	/**
+	 * Told, on the loop and once, how the request ended before its response body: with
+	 * the response head, or with a failure.
+	 */
+	interface Listener {
+
+		/**
+		 * The engine's response head came; the exchange publishes its body.
+		 * @param exchange this exchange, whose {@link #response()} is the head
+		 */
+		void responded(EngineExchange exchange);
+
+		/**
+		 * No response: the exchange is over.
+		 * @param cause an {@link UpstreamUnavailableException},
+		 * {@link UpstreamSaturatedException} or {@link UpstreamTimeoutException}
+		 */
+		void failedBeforeResponse(Throwable cause);
+
 	}
 
 }

@@ -1,11 +1,13 @@
 package dev.tokengap.proxy;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -15,12 +17,16 @@ import io.netty.util.AsciiString;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.SignalType;
+import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.Connection;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
+import reactor.util.context.Context;
 
 import dev.tokengap.metrics.Endpoint;
 import dev.tokengap.metrics.ExchangeRecorder;
@@ -31,8 +37,18 @@ import dev.tokengap.metrics.StreamOutcome;
  * One client request on its way through tokengap: read the body (bounded), learn the
  * model, forward, relay the response, and map failures before commit to OpenAI-style
  * errors.
+ * <p>
+ * The exchange is the Mono the proxy port's server subscribes to, and one object runs it
+ * from start to end: it subscribes to the body, is told of the engine's response head and
+ * of the relay's end, and is its subscriber's subscription. A chain of Reactor operators
+ * did this before, about ten subscribers and subscriptions made and wired per request.
+ * Every step runs on the client connection's event loop (a cancel from elsewhere, and the
+ * end of a long body's scan off the loop, hop onto it), so the state needs no
+ * synchronisation. Its single exit records the outcome, whatever ended the exchange:
+ * completion, an error, or the client's cancel.
  */
-final class ProxyExchange {
+final class ProxyExchange extends Mono<Void>
+		implements Subscription, CoreSubscriber<ByteBuf>, EngineExchange.Listener, Runnable {
 
 	private static final Log logger = LogFactory.getLog(ProxyExchange.class);
 
@@ -46,6 +62,27 @@ final class ProxyExchange {
 
 	/** Bodies this long or longer are scanned for their facts off the event loop. */
 	static final int OFF_LOOP_BODY_BYTES = 256 * 1024;
+
+	/** Before the subscriber came. */
+	private static final int NEW = 0;
+
+	/** Reading the body ({@link #body}). */
+	private static final int READING = 1;
+
+	/** Scanning a long body off the loop ({@link #scan}). */
+	private static final int SCANNING = 2;
+
+	/** Waiting for the engine's response head ({@link #engine}). */
+	private static final int EXCHANGING = 3;
+
+	/** Relaying the response body ({@link #relay}). */
+	private static final int RELAYING = 4;
+
+	/** Sending tokengap's own error answer ({@link #answer}). */
+	private static final int ANSWERING = 5;
+
+	/** Over: the subscriber was told, or cancelled, and the outcome recorded. */
+	private static final int DONE = 6;
 
 	private final ProxyHandler handler;
 
@@ -61,6 +98,34 @@ final class ProxyExchange {
 
 	private final Endpoint endpoint;
 
+	private CoreSubscriber<? super Void> actual;
+
+	private int stage = NEW;
+
+	/** The body's read, while {@link #READING}. */
+	private Subscription body;
+
+	/** The scan off the loop, while {@link #SCANNING}. */
+	private Disposable scan;
+
+	/** The body a scan off the loop holds (the exchange's reference), while it runs. */
+	private ByteBuf scanned;
+
+	/**
+	 * Whether the scan's own reference of {@link #scanned} was taken, by it or by a
+	 * cancel.
+	 */
+	private AtomicBoolean scanClaimed;
+
+	/** The engine exchange, from {@link #EXCHANGING} on. */
+	private EngineExchange engine;
+
+	/** The relay, while {@link #RELAYING}. */
+	private ResponseRelay relay;
+
+	/** The error answer's send, while {@link #ANSWERING}. */
+	private Disposable answer;
+
 	ProxyExchange(ProxyHandler handler, HttpServerRequest in, HttpServerResponse out, long startNanos) {
 		this.handler = handler;
 		this.in = in;
@@ -73,89 +138,178 @@ final class ProxyExchange {
 	}
 
 	/**
-	 * Runs the exchange. Its single exit records the outcome, whatever ended it:
-	 * completion, an error, or the client's cancel.
+	 * Runs the exchange for its one subscriber (the server's), which is told of its
+	 * completion once the outcome is known; it never errors: a failure is answered or
+	 * ends the connection.
 	 */
-	Mono<Void> run() {
-		return Mono.defer(this::exchange).doFinally(this::close);
-	}
-
-	private Mono<Void> exchange() {
-		if (!this.in.uri().startsWith("/")) {
-			return fail(new InvalidRequestTargetException());
+	@Override
+	public void subscribe(CoreSubscriber<? super Void> actual) {
+		if (this.actual != null) {
+			Operators.error(actual, new IllegalStateException("a proxy exchange runs once"));
+			return;
 		}
-		long limit = this.handler.properties().maxRequestBody().toBytes();
-		long declared = contentLength(this.in.requestHeaders());
-		if (declared > limit) {
-			return fail(new RequestBodyTooLargeException(limit));
+		this.actual = actual;
+		actual.onSubscribe(this);
+		if (this.channel.eventLoop().inEventLoop()) {
+			start();
 		}
-		return readBody(limit).flatMap(this::forward).onErrorResume(this::fail);
+		else {
+			onLoop(this::start);
+		}
 	}
 
-	private void close(SignalType signal) {
-		this.recorder.close(this.handler.clock().nanoTime(), signal == SignalType.CANCEL);
+	@Override
+	public Context currentContext() {
+		return this.actual.currentContext();
 	}
 
-	private Mono<ByteBuf> readBody(long limit) {
-		return new RequestBody(this.in.receiveObject(), this.channel, limit);
+	@Override
+	public void request(long n) {
+		// nothing to emit: the subscriber waits for the completion only
 	}
 
-	private Mono<Void> forward(ByteBuf body) {
-		if (body.readableBytes() < OFF_LOOP_BODY_BYTES) {
+	/** The subscriber cancelled: the client went away, or the server is closing. */
+	@Override
+	public void cancel() {
+		if (this.channel.eventLoop().inEventLoop()) {
+			cancelled();
+		}
+		else {
+			onLoop(this::cancelled);
+		}
+	}
+
+	private void start() {
+		if (this.stage != NEW) {
+			return;
+		}
+		try {
+			if (!this.in.uri().startsWith("/")) {
+				fail(new InvalidRequestTargetException());
+				return;
+			}
+			long limit = this.handler.properties().maxRequestBody().toBytes();
+			long declared = contentLength(this.in.requestHeaders());
+			if (declared > limit) {
+				fail(new RequestBodyTooLargeException(limit));
+				return;
+			}
+			this.stage = READING;
+			new RequestBody(this.in.receiveObject(), this.channel, limit).subscribe(this);
+		}
+		catch (RuntimeException ex) {
+			fail(ex);
+		}
+	}
+
+	// The body's read: one buffer, then completion; or an error.
+
+	@Override
+	public void onSubscribe(Subscription s) {
+		if (this.stage != READING) {
+			s.cancel();
+			return;
+		}
+		this.body = s;
+		s.request(1);
+	}
+
+	@Override
+	public void onNext(ByteBuf read) {
+		if (this.stage != READING) {
+			read.release();
+			return;
+		}
+		this.body = null;
+		forward(read);
+	}
+
+	@Override
+	public void onError(Throwable error) {
+		if (this.stage == READING) {
+			this.body = null;
+			fail(error);
+		}
+	}
+
+	@Override
+	public void onComplete() {
+		if (this.stage == READING) {
+			// the read emits its body before it completes
+			this.body = null;
+			fail(new IllegalStateException("the request body's read ended without the body"));
+		}
+	}
+
+	private void forward(ByteBuf read) {
+		if (read.readableBytes() < OFF_LOOP_BODY_BYTES) {
 			RequestFacts facts;
 			try {
-				facts = RequestFacts.of(body, contentType());
+				facts = RequestFacts.of(read, contentType());
 			}
 			catch (RuntimeException ex) {
 				// forward owns the body from the hand-over on
-				body.release();
-				return Mono.error(ex);
+				read.release();
+				fail(ex);
+				return;
 			}
-			return send(body, facts);
+			send(read, facts);
+			return;
 		}
 		// A long context: its scan would hold up every stream on this event loop for
-		// milliseconds.
-		// The scan holds a reference of its own, so a cancel while it runs frees nothing
-		// under it;
-		// the exchange's reference goes to send, or is released here if the scan never
-		// got there.
-		body.retain();
-		AtomicBoolean scanClaimed = new AtomicBoolean();
-		AtomicBoolean sent = new AtomicBoolean();
-		return Mono.fromCallable(() -> scan(body, scanClaimed))
+		// milliseconds. The scan holds a reference of its own, so a cancel while it runs
+		// frees nothing under it; the exchange's reference goes to send, or is released
+		// by a cancel.
+		this.stage = SCANNING;
+		this.scanned = read;
+		this.scanClaimed = new AtomicBoolean();
+		read.retain();
+		AtomicBoolean claimed = this.scanClaimed;
+		this.scan = Mono.fromCallable(() -> scan(read, claimed))
 			.subscribeOn(Schedulers.boundedElastic())
-			.flatMap((facts) -> {
-				sent.set(true);
-				return send(body, facts);
-			})
-			.doFinally((signal) -> {
-				if (scanClaimed.compareAndSet(false, true)) {
-					body.release();
-				}
-				if (!sent.get()) {
-					body.release();
-				}
-			});
+			.subscribe((facts) -> onLoop(() -> scanned(facts)), (ex) -> onLoop(() -> scanFailed(ex)));
 	}
 
-	private RequestFacts scan(ByteBuf body, AtomicBoolean claimed) {
+	private RequestFacts scan(ByteBuf read, AtomicBoolean claimed) {
 		if (!claimed.compareAndSet(false, true)) {
 			return RequestFacts.NONE;
 		}
 		try {
-			return RequestFacts.of(body, contentType());
+			return RequestFacts.of(read, contentType());
 		}
 		finally {
-			body.release();
+			read.release();
 		}
+	}
+
+	private void scanned(RequestFacts facts) {
+		if (this.stage != SCANNING) {
+			return;
+		}
+		ByteBuf read = takeScanned();
+		send(read, facts);
+	}
+
+	private void scanFailed(Throwable error) {
+		if (this.stage != SCANNING) {
+			return;
+		}
+		takeScanned().release();
+		fail(error);
+	}
+
+	private ByteBuf takeScanned() {
+		ByteBuf read = this.scanned;
+		this.scanned = null;
+		this.scan = null;
+		return read;
 	}
 
 	private String contentType() {
 		return this.in.requestHeaders().get(HttpHeaderNames.CONTENT_TYPE);
 	}
 
-	private Mono<Void> send(ByteBuf body, RequestFacts facts) {
-		Mono<Void> exchange;
+	private void send(ByteBuf read, RequestFacts facts) {
 		try {
 			if (facts.stream()) {
 				this.recorder.streamRequested();
@@ -163,20 +317,50 @@ final class ProxyExchange {
 			this.recorder.route(this.handler.labels().resolve(facts.model()), this.endpoint);
 			// About four bytes of request per prompt token: only used to weigh other
 			// streams' prefills.
-			this.recorder.identify(this.requestId, body.readableBytes() / 4);
-			exchange = this.handler.upstream()
-				.exchange(this.in, this.channel.eventLoop(), body, this.requestId, this::respond);
+			this.recorder.identify(this.requestId, read.readableBytes() / 4);
+			this.engine = this.handler.upstream()
+				.prepare(this.in, this.channel.eventLoop(), read, this.requestId, this);
 		}
 		catch (RuntimeException ex) {
-			// send owns the body, also when it fails before the doFinally below is
-			// attached
-			body.release();
-			return Mono.error(ex);
+			fail(ex);
+			return;
 		}
-		return exchange.doFinally((signal) -> body.release());
+		finally {
+			// the engine exchange keeps a reference of its own
+			read.release();
+		}
+		this.stage = EXCHANGING;
+		this.engine.start();
 	}
 
-	private Mono<Void> respond(HttpResponse response, Publisher<ByteBuf> body) {
+	// The engine exchange: its response head, or its failure before it.
+
+	@Override
+	public void responded(EngineExchange exchange) {
+		if (this.stage != EXCHANGING) {
+			return;
+		}
+		this.stage = RELAYING;
+		try {
+			respond(exchange.response(), exchange);
+		}
+		catch (RuntimeException ex) {
+			this.relay = null;
+			exchange.abandon();
+			if (this.stage == RELAYING) {
+				fail(ex);
+			}
+		}
+	}
+
+	@Override
+	public void failedBeforeResponse(Throwable cause) {
+		if (this.stage == EXCHANGING) {
+			fail(cause);
+		}
+	}
+
+	private void respond(HttpResponse response, Publisher<ByteBuf> body) {
 		int status = response.status().code();
 		this.out.status(response.status());
 		HttpHeaders headers = this.out.responseHeaders();
@@ -199,8 +383,22 @@ final class ProxyExchange {
 		});
 		String encoding = this.out.responseHeaders().get(HttpHeaderNames.TRANSFER_ENCODING);
 		boolean chunked = encoding != null && HttpHeaderValues.CHUNKED.contentEqualsIgnoreCase(encoding);
-		return ResponseRelay.relay(body, chunked, this.channel, this.recorder, live, this.handler.clock(),
-				this.handler.properties().sendTimeout().toNanos(), this::sendTimedOut);
+		ResponseRelay started = ResponseRelay.start(body, chunked, this.channel, this.recorder, live,
+				this.handler.clock(), this.handler.properties().sendTimeout().toNanos(), this::sendTimedOut, this);
+		if (this.stage == RELAYING) {
+			this.relay = started;
+		}
+	}
+
+	/** The relay said its verdict: the exchange is over. On the loop. */
+	@Override
+	public void run() {
+		if (this.stage != RELAYING) {
+			return;
+		}
+		this.relay = null;
+		this.engine.abandon();
+		complete();
 	}
 
 	private void sendTimedOut() {
@@ -212,21 +410,27 @@ final class ProxyExchange {
 		}
 	}
 
-	private Mono<Void> fail(Throwable error) {
+	private void fail(Throwable error) {
 		if (error instanceof RequestBodyDecodingException) {
 			// Reactor Netty has made its 400 this exchange's response and closes the
 			// connection.
 			this.recorder.responded(400);
 			this.recorder.outcome(StreamOutcome.INVALID);
-			return Mono.empty();
+			complete();
+			return;
 		}
 		if (this.out.hasSentHeaders()) {
 			// Committed: the relay, if it ran, has said its verdict; end the connection
 			// as a failure.
 			this.recorder.outcome((error instanceof UpstreamTimeoutException) ? StreamOutcome.UPSTREAM_TIMEOUT
 					: StreamOutcome.UPSTREAM_ERROR);
+			// over before the close, whose cancel (if the server sends one) then finds
+			// nothing to stop
+			this.stage = DONE;
 			this.channel.close();
-			return Mono.empty();
+			this.actual.onComplete();
+			this.recorder.close(this.handler.clock().nanoTime(), false);
+			return;
 		}
 		ErrorAnswer answer = ErrorAnswer.of(error);
 		if (answer.status() == 500) {
@@ -238,11 +442,103 @@ final class ProxyExchange {
 		this.recorder.responded(answer.status());
 		this.recorder.outcome(StreamOutcome.ofProxyAnswer(answer.status()));
 		this.out.header(X_REQUEST_ID, this.requestId);
-		return ErrorResponses.send(this.out, answer.status(), answer.type(), error.getMessage()).doOnSuccess((v) -> {
+		this.stage = ANSWERING;
+		Disposable sending;
+		try {
+			sending = ErrorResponses.send(this.out, answer.status(), answer.type(), error.getMessage())
+				.subscribe(null, (ex) -> onLoop(this::answered), () -> onLoop(this::answerWritten));
+		}
+		catch (RuntimeException ex) {
+			answered();
+			return;
+		}
+		if (this.stage == ANSWERING) {
+			this.answer = sending;
+		}
+	}
+
+	private void answerWritten() {
+		if (this.stage == ANSWERING) {
 			long now = this.handler.clock().nanoTime();
 			this.recorder.bodyWritten(now);
 			this.recorder.completed(now);
-		}).onErrorResume((ex) -> Mono.empty());
+			answered();
+		}
+	}
+
+	private void answered() {
+		if (this.stage == ANSWERING) {
+			this.answer = null;
+			complete();
+		}
+	}
+
+	/** The exchange ended: its subscriber is told, then its outcome recorded. */
+	private void complete() {
+		this.stage = DONE;
+		this.actual.onComplete();
+		this.recorder.close(this.handler.clock().nanoTime(), false);
+	}
+
+	/** The subscriber cancelled: whatever step is running stops. On the loop. */
+	private void cancelled() {
+		int was = this.stage;
+		if (was == DONE) {
+			return;
+		}
+		this.stage = DONE;
+		switch (was) {
+			case READING -> {
+				Subscription read = this.body;
+				this.body = null;
+				if (read != null) {
+					read.cancel();
+				}
+			}
+			case SCANNING -> {
+				this.scan.dispose();
+				if (this.scanClaimed.compareAndSet(false, true)) {
+					// the scan never ran: its reference is released here
+					this.scanned.release();
+				}
+				takeScanned().release();
+			}
+			case EXCHANGING -> this.engine.cancelBeforeResponse();
+			case RELAYING -> {
+				ResponseRelay running = this.relay;
+				this.relay = null;
+				if (running != null) {
+					running.clientGone();
+				}
+				this.engine.abandon();
+			}
+			case ANSWERING -> {
+				Disposable sending = this.answer;
+				this.answer = null;
+				if (sending != null) {
+					sending.dispose();
+				}
+			}
+			default -> {
+				// not started
+			}
+		}
+		this.recorder.close(this.handler.clock().nanoTime(), true);
+	}
+
+	private void onLoop(Runnable action) {
+		EventLoop loop = this.channel.eventLoop();
+		if (loop.inEventLoop()) {
+			action.run();
+			return;
+		}
+		try {
+			loop.execute(action);
+		}
+		catch (RejectedExecutionException ex) {
+			// the loop is shutting down: nothing else runs on it any more
+			action.run();
+		}
 	}
 
 	private void logAnswer(int status, Throwable error) {

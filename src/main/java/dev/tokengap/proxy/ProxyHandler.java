@@ -72,7 +72,7 @@ public final class ProxyHandler implements HttpHandler {
 	 * @return completes when the exchange has its outcome
 	 */
 	public Mono<Void> handle(HttpServerRequest in, HttpServerResponse out) {
-		return new ProxyExchange(this, in, out, this.clock.nanoTime()).run();
+		return new ProxyExchange(this, in, out, this.clock.nanoTime());
 	}
 
 	UpstreamClient upstream() {

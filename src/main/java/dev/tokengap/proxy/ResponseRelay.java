@@ -25,7 +25,6 @@ import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
 import reactor.netty.NettyPipeline;
 
 import dev.tokengap.metrics.ExchangeRecorder;
@@ -88,7 +87,8 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	private final NanoClock clock;
 
-	private final MonoSink<Void> sink;
+	/** Told once, on the client loop, when the relay has said its verdict. */
+	private final Runnable onDone;
 
 	private final ClientWriteFailures writeFailures;
 
@@ -160,7 +160,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	private volatile Throwable upstreamError;
 
 	private ResponseRelay(Publisher<ByteBuf> body, boolean chunkedToClient, Channel client, ExchangeRecorder recorder,
-			boolean timed, NanoClock clock, long sendTimeoutNanos, Runnable sendTimedOut, MonoSink<Void> sink) {
+			boolean timed, NanoClock clock, long sendTimeoutNanos, Runnable sendTimedOut, Runnable onDone) {
 		this.client = client;
 		Writers writers = Writers.of(client);
 		ChannelHandlerContext framedWriter = chunkedToClient ? writers.framed() : null;
@@ -172,7 +172,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		this.clock = clock;
 		this.sendTimeoutNanos = sendTimeoutNanos;
 		this.sendTimedOut = sendTimedOut;
-		this.sink = sink;
+		this.onDone = onDone;
 		this.writeFailures = ClientWriteFailures.of(client.pipeline());
 	}
 
@@ -196,11 +196,41 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			boolean timed, NanoClock clock, long sendTimeoutNanos, Runnable sendTimedOut) {
 		return Mono.create((sink) -> {
 			ResponseRelay relay = new ResponseRelay(body, chunkedToClient, client, recorder, timed, clock,
-					sendTimeoutNanos, sendTimedOut, sink);
+					sendTimeoutNanos, sendTimedOut, sink::success);
 			sink.onCancel(relay::clientGone);
-			body.subscribe(relay);
-			client.closeFuture().addListener(relay);
+			relay.start(body);
 		});
+	}
+
+	/**
+	 * Relays {@code body} to {@code client}, as {@link #relay} does, without a Mono:
+	 * {@code onDone} is told once, on the client loop, when the relay has said its
+	 * verdict, which may be before this returns. {@link #clientGone()} ends it early.
+	 * @param body the upstream response body
+	 * @param chunkedToClient as for {@link #relay}
+	 * @param client the client connection
+	 * @param recorder the exchange's recorder
+	 * @param timed whether to scan and time SSE events (a live stream)
+	 * @param clock the clock events are timed with
+	 * @param sendTimeoutNanos how long the client's socket may accept nothing
+	 * @param sendTimedOut told (on the client loop) when a client is closed for that
+	 * @param onDone told when the relay is over
+	 * @return the relay
+	 */
+	static ResponseRelay start(Publisher<ByteBuf> body, boolean chunkedToClient, Channel client,
+			ExchangeRecorder recorder, boolean timed, NanoClock clock, long sendTimeoutNanos, Runnable sendTimedOut,
+			Runnable onDone) {
+		ResponseRelay relay = new ResponseRelay(body, chunkedToClient, client, recorder, timed, clock, sendTimeoutNanos,
+				sendTimedOut, onDone);
+		relay.start(body);
+		return relay;
+	}
+
+	private void start(Publisher<ByteBuf> body) {
+		body.subscribe(this);
+		if (!this.done) {
+			this.client.closeFuture().addListener(this);
+		}
 	}
 
 	/**
@@ -566,7 +596,8 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		}
 	}
 
-	private void clientGone() {
+	/** The client went away: the relay ends, and the engine request with it. */
+	void clientGone() {
 		this.cancelled = true;
 		onClientLoop(() -> finish(StreamOutcome.CLIENT_CANCELLED));
 	}
@@ -588,7 +619,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			// tells the client that the body is incomplete.
 			this.client.close();
 		}
-		this.sink.success();
+		this.onDone.run();
 	}
 
 	private void onClientLoop(Runnable action) {

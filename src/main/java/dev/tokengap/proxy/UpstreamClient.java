@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.BiFunction;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFuture;
@@ -24,15 +23,12 @@ import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpResponse;
 import io.netty.resolver.AddressResolverGroup;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
 import io.netty.resolver.dns.DnsNameResolverBuilder;
 import io.netty.util.AsciiString;
 import io.netty.util.NetUtil;
 import io.netty.util.concurrent.Future;
-import org.reactivestreams.Publisher;
-import reactor.core.publisher.Mono;
 import reactor.netty.http.HttpResources;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.resources.LoopResources;
@@ -149,49 +145,31 @@ public final class UpstreamClient {
 	}
 
 	/**
-	 * Forwards a request.
+	 * Prepares a request to the engine, to be sent by {@link EngineExchange#start()} on
+	 * the loop.
 	 * @param in the client's request (method, URI, headers)
 	 * @param loop the client connection's event loop, which the engine connection will
 	 * run on
-	 * @param body the body bytes read from the client (not released here)
+	 * @param body the body bytes read from the client (not released here; the exchange
+	 * keeps a reference of its own)
 	 * @param requestId the request id to send as {@code X-Request-Id}
-	 * @param onResponse called on the loop when the response headers arrive, with the
-	 * response body (which must be subscribed to or the exchange's Mono ended); its Mono
-	 * completes when the whole exchange has an outcome
-	 * @return completes with the exchange; errors before the response headers are
-	 * {@link UpstreamUnavailableException}, {@link UpstreamSaturatedException} or
-	 * {@link UpstreamTimeoutException}
+	 * @param listener told on the loop of the response head or of the failure before it
+	 * ({@link UpstreamUnavailableException}, {@link UpstreamSaturatedException} or
+	 * {@link UpstreamTimeoutException})
+	 * @return the exchange, to start, then to cancel before its response or abandon, all
+	 * on the loop
 	 */
-	Mono<Void> exchange(HttpServerRequest in, EventLoop loop, ByteBuf body, String requestId,
-			BiFunction<HttpResponse, Publisher<ByteBuf>, Mono<Void>> onResponse) {
-		EnginePool pool = poolOn(loop);
-		return Mono.<EngineExchange>create((sink) -> {
-			HttpHeaders headers = new DefaultHttpHeaders();
-			headers.set(HttpHeaderNames.HOST, this.host);
-			NOT_FORWARDED.copy(in.requestHeaders(), headers);
-			forwarded(in, headers);
-			headers.set(ProxyExchange.X_REQUEST_ID, requestId);
-			if (hasBody(in, body)) {
-				headers.set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
-			}
-			EngineExchange exchange = new EngineExchange(this, pool, in.method(), this.basePath + in.uri(), headers,
-					body, sink);
-			sink.onCancel(() -> onLoop(loop, exchange::cancelBeforeResponse));
-			onLoop(loop, exchange::start);
-		})
-			// deferred, so that a callback that throws still ends the exchange on its
-			// connection
-			.flatMap((exchange) -> Mono.defer(() -> onResponse.apply(exchange.response(), exchange))
-				.doFinally((signal) -> onLoop(loop, exchange::abandon)));
-	}
-
-	private static void onLoop(EventLoop loop, Runnable action) {
-		if (loop.inEventLoop()) {
-			action.run();
+	EngineExchange prepare(HttpServerRequest in, EventLoop loop, ByteBuf body, String requestId,
+			EngineExchange.Listener listener) {
+		HttpHeaders headers = new DefaultHttpHeaders();
+		headers.set(HttpHeaderNames.HOST, this.host);
+		NOT_FORWARDED.copy(in.requestHeaders(), headers);
+		forwarded(in, headers);
+		headers.set(ProxyExchange.X_REQUEST_ID, requestId);
+		if (hasBody(in, body)) {
+			headers.set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
 		}
-		else {
-			loop.execute(action);
-		}
+		return new EngineExchange(this, poolOn(loop), in.method(), this.basePath + in.uri(), headers, body, listener);
 	}
 
 	long responseTimeoutNanos() {
