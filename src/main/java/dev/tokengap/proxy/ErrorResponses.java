@@ -2,8 +2,6 @@ package dev.tokengap.proxy;
 
 import java.nio.charset.StandardCharsets;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -29,15 +27,13 @@ final class ErrorResponses {
 	 * @return completes when written
 	 */
 	static Mono<Void> send(HttpServerResponse response, int status, String type, String message) {
-		// Everything that can throw runs before the buffer exists; from here on the send
-		// owns it.
 		byte[] json = json(status, type, message).getBytes(StandardCharsets.UTF_8);
-		ByteBuf body = ByteBufAllocator.DEFAULT.buffer(json.length);
-		body.writeBytes(json);
 		response.status(HttpResponseStatus.valueOf(status));
 		response.header(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
-		response.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.readableBytes()));
-		return response.send(Mono.just(body)).then();
+		response.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(json.length));
+		// The bytes are wrapped only when the send takes them: a connection that closed
+		// first (the send fails without reading its body) leaves no buffer behind.
+		return response.sendByteArray(Mono.just(json)).then();
 	}
 
 	static String json(int status, String type, String message) {

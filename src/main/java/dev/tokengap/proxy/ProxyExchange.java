@@ -24,6 +24,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.Connection;
+import reactor.netty.channel.AbortedException;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.util.context.Context;
@@ -417,6 +418,14 @@ final class ProxyExchange extends Mono<Void>
 			this.recorder.responded(400);
 			this.recorder.outcome(StreamOutcome.INVALID);
 			complete();
+			return;
+		}
+		if (!this.channel.isActive() || error instanceof AbortedException) {
+			// The client went away (before its body was whole, say): there is no one to
+			// answer, and nothing unexpected happened. Counted as the client's close.
+			this.stage = DONE;
+			this.actual.onComplete();
+			this.recorder.close(this.handler.clock().nanoTime(), true);
 			return;
 		}
 		if (this.out.hasSentHeaders()) {
