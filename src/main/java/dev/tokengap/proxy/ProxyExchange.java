@@ -1,13 +1,11 @@
 package dev.tokengap.proxy;
 
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -399,7 +397,7 @@ final class ProxyExchange extends Mono<Void>
 		}
 		this.relay = null;
 		this.engine.abandon();
-		complete();
+		end(false);
 	}
 
 	private void sendTimedOut() {
@@ -417,15 +415,13 @@ final class ProxyExchange extends Mono<Void>
 			// connection.
 			this.recorder.responded(400);
 			this.recorder.outcome(StreamOutcome.INVALID);
-			complete();
+			end(false);
 			return;
 		}
 		if (!this.channel.isActive() || error instanceof AbortedException) {
 			// The client went away (before its body was whole, say): there is no one to
 			// answer, and nothing unexpected happened. Counted as the client's close.
-			this.stage = DONE;
-			this.actual.onComplete();
-			this.recorder.close(this.handler.clock().nanoTime(), true);
+			end(true);
 			return;
 		}
 		if (this.out.hasSentHeaders()) {
@@ -437,8 +433,7 @@ final class ProxyExchange extends Mono<Void>
 			// nothing to stop
 			this.stage = DONE;
 			this.channel.close();
-			this.actual.onComplete();
-			this.recorder.close(this.handler.clock().nanoTime(), false);
+			end(false);
 			return;
 		}
 		ErrorAnswer answer = ErrorAnswer.of(error);
@@ -478,15 +473,18 @@ final class ProxyExchange extends Mono<Void>
 	private void answered() {
 		if (this.stage == ANSWERING) {
 			this.answer = null;
-			complete();
+			end(false);
 		}
 	}
 
-	/** The exchange ended: its subscriber is told, then its outcome recorded. */
-	private void complete() {
+	/**
+	 * Ends the exchange: over, its subscriber told, then its outcome recorded.
+	 * @param clientGone whether it ended because the client went away
+	 */
+	private void end(boolean clientGone) {
 		this.stage = DONE;
 		this.actual.onComplete();
-		this.recorder.close(this.handler.clock().nanoTime(), false);
+		this.recorder.close(this.handler.clock().nanoTime(), clientGone);
 	}
 
 	/** The subscriber cancelled: whatever step is running stops. On the loop. */
@@ -536,18 +534,7 @@ final class ProxyExchange extends Mono<Void>
 	}
 
 	private void onLoop(Runnable action) {
-		EventLoop loop = this.channel.eventLoop();
-		if (loop.inEventLoop()) {
-			action.run();
-			return;
-		}
-		try {
-			loop.execute(action);
-		}
-		catch (RejectedExecutionException ex) {
-			// the loop is shutting down: nothing else runs on it any more
-			action.run();
-		}
+		OnLoop.run(this.channel.eventLoop(), action);
 	}
 
 	private void logAnswer(int status, Throwable error) {

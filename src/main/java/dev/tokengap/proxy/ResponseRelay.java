@@ -623,16 +623,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	}
 
 	private void onClientLoop(Runnable action) {
-		if (this.client.eventLoop().inEventLoop()) {
-			action.run();
-			return;
-		}
-		try {
-			this.client.eventLoop().execute(action);
-		}
-		catch (RejectedExecutionException ex) {
-			action.run();
-		}
+		OnLoop.run(this.client.eventLoop(), action);
 	}
 
 }
