@@ -2,6 +2,7 @@ package dev.tokengap.config;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.Arrays;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.apache.commons.logging.Log;
@@ -10,6 +11,7 @@ import org.apache.commons.logging.LogFactory;
 import io.netty.channel.ChannelOption;
 
 import reactor.netty.NettyPipeline;
+import reactor.netty.http.HttpProtocol;
 import reactor.netty.http.server.HttpServer;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -33,7 +35,7 @@ import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.proxy.ProxyEventLoops;
 import dev.tokengap.proxy.ProxyHandler;
 import dev.tokengap.proxy.ProxyProperties;
-import dev.tokengap.proxy.RequestHeaderTimeoutHandler;
+import dev.tokengap.proxy.RequestTimeoutHandler;
 import dev.tokengap.proxy.ResponseHeadFlush;
 import dev.tokengap.proxy.StrictRequestHandler;
 import dev.tokengap.proxy.UpstreamClient;
@@ -153,16 +155,20 @@ class ProxyConfiguration {
 	NettyServerCustomizer clientConnections(ProxyProperties proxy) {
 		DataSize size = proxy.clientSendBuffer();
 		return (server) -> {
-			HttpServer limited = server.requestTimeout(proxy.requestTimeout())
+			// An HTTP/1.1 connection's request is timed by RequestTimeoutHandler, which
+			// schedules no timer per request; HTTP/2's streams (a proxy port with HTTP/2
+			// configured) keep Reactor Netty's request timeout.
+			boolean http2 = Arrays.stream(server.configuration().protocols())
+				.anyMatch((protocol) -> protocol == HttpProtocol.H2 || protocol == HttpProtocol.H2C);
+			HttpServer limited = (http2 ? server.requestTimeout(proxy.requestTimeout()) : server)
 				.doOnChannelInit((observer, channel, address) -> {
 					// Right after the HTTP codec: it sees each decoded request and each
 					// response end.
 					if (channel.pipeline().get(NettyPipeline.HttpCodec) != null) {
 						channel.pipeline()
-							.addAfter(NettyPipeline.HttpCodec, RequestHeaderTimeoutHandler.NAME,
-									new RequestHeaderTimeoutHandler(proxy.requestTimeout().toNanos()))
-							.addAfter(RequestHeaderTimeoutHandler.NAME, StrictRequestHandler.NAME,
-									new StrictRequestHandler())
+							.addAfter(NettyPipeline.HttpCodec, RequestTimeoutHandler.NAME,
+									new RequestTimeoutHandler(proxy.requestTimeout()))
+							.addAfter(RequestTimeoutHandler.NAME, StrictRequestHandler.NAME, new StrictRequestHandler())
 							.addAfter(StrictRequestHandler.NAME, ResponseHeadFlush.NAME, new ResponseHeadFlush());
 					}
 				});

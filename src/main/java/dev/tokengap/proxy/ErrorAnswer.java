@@ -13,6 +13,9 @@ record ErrorAnswer(int status, String type) {
 		if (error instanceof RequestBodyTooLargeException) {
 			return new ErrorAnswer(413, "RequestEntityTooLargeError");
 		}
+		if (error instanceof RequestBodyTimeoutException || isReactorNettyRequestTimeout(error)) {
+			return new ErrorAnswer(408, "RequestTimeoutError");
+		}
 		if (error instanceof InvalidRequestTargetException) {
 			return new ErrorAnswer(400, "BadRequestError");
 		}
@@ -26,6 +29,14 @@ record ErrorAnswer(int status, String type) {
 			return new ErrorAnswer(502, "BadGatewayError");
 		}
 		return new ErrorAnswer(500, "InternalServerError");
+	}
+
+	/**
+	 * Reactor Netty's own request timeout (its class is not public), which times an
+	 * HTTP/2 stream's request where {@link RequestTimeoutHandler} does not run.
+	 */
+	private static boolean isReactorNettyRequestTimeout(Throwable error) {
+		return error.getClass().getName().equals("reactor.netty.http.server.RequestTimeoutException");
 	}
 
 }

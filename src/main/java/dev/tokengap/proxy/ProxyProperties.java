@@ -18,7 +18,7 @@ import org.springframework.validation.annotation.Validated;
  * visible sooner
  * @param requestTimeout longest a client may take to send a request's headers, and then
  * its body; also how long a keep-alive connection may wait for its next request. Slower
- * clients are disconnected (slow-loris)
+ * clients are disconnected (slow-loris); one whose body stops short is answered 408 first
  * @param sendTimeout longest a client's socket may accept no bytes of a response (nginx's
  * {@code send_timeout}); the client is then closed and the engine request cancelled, so a
  * reader that stopped cannot hold the engine's KV cache without bound (outcome

@@ -133,7 +133,9 @@ final class RequestBody extends Mono<ByteBuf> {
 		@Override
 		public void onError(Throwable error) {
 			if (this.state != READING) {
-				Operators.onErrorDropped(error, currentContext());
+				// Over already: Reactor Netty's receive signals an inbound error a second
+				// time when the connection terminates after it (a body timed out, then
+				// answered and closed). Nothing is held and the exchange has its answer.
 				return;
 			}
 			fail(error);

@@ -266,15 +266,15 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 	 * HTTP codec and the pipeline's tail are tokengap's own that watch a request's
 	 * arrival and a response's head and end, and Reactor Netty's traffic handler, none of
 	 * which touches a body buffer; writing it from the handler right after the codec,
-	 * {@link RequestHeaderTimeoutHandler} as the proxy port installs it, spares that walk
-	 * for every event. The response's head and end still go the whole way. When any other
+	 * {@link RequestTimeoutHandler} as the proxy port installs it, spares that walk for
+	 * every event. The response's head and end still go the whole way. When any other
 	 * handler that sees writes sits there (Reactor Netty's compression, access log or
 	 * metrics, a customizer's own), it must see the body too: the channel itself is
 	 * written then, as it is in a pipeline of some other shape.
 	 */
 	private static ChannelOutboundInvoker bodyWriter(Channel client) {
 		ChannelPipeline pipeline = client.pipeline();
-		ChannelHandlerContext afterCodec = pipeline.context(RequestHeaderTimeoutHandler.class);
+		ChannelHandlerContext afterCodec = pipeline.context(RequestTimeoutHandler.class);
 		if (afterCodec == null) {
 			return client;
 		}
@@ -307,8 +307,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			String name = names.get(i);
 			ChannelHandler handler = pipeline.get(name);
 			if (handler instanceof ChannelOutboundHandler && !(handler instanceof ResponseHeadFlush)
-					&& !(handler instanceof RequestHeaderTimeoutHandler)
-					&& !NettyPipeline.HttpTrafficHandler.equals(name)) {
+					&& !(handler instanceof RequestTimeoutHandler) && !NettyPipeline.HttpTrafficHandler.equals(name)) {
 				return false;
 			}
 		}

@@ -14,11 +14,14 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import dev.tokengap.testsupport.BufferMemory;
 import dev.tokengap.testsupport.HealthyStream;
@@ -40,6 +43,7 @@ import static org.awaitility.Awaitility.await;
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.proxy.request-timeout=1s",
 				"tokengap.proxy.client-send-buffer=64KB",
 				"tokengap.metrics.models=m-healthy,m-before-headers,m-last-event,m-after-done,m-not-reading" })
+@ExtendWith(OutputCaptureExtension.class)
 class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 
 	private static final String CHAT = "/v1/chat/completions";
@@ -127,8 +131,9 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 	 */
 	@Test
 	void aClientGoneHalfwayThroughItsBodyIsCountedOnceAndNeverForwarded() throws Exception {
-		double before = PrometheusText.scrape(this.managementPort)
-			.value("tokengap_requests_total", "model_name", "unknown");
+		PrometheusText start = PrometheusText.scrape(this.managementPort);
+		double before = start.value("tokengap_requests_total", "model_name", "unknown");
+		double before499 = start.value("tokengap_requests_total", "model_name", "unknown", "status", "499");
 		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
 			client.send("POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 					+ "Content-Length: 1000\r\n\r\n{\"model\":\"m-half\",\"messages\":[");
@@ -137,12 +142,45 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 		}
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
 			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
-			assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown", "status", "499") - before)
+			assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown", "status", "499") - before499)
 				.isEqualTo(1);
 			assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown") - before).as("no other status")
 				.isEqualTo(1);
 		});
 		assertThat(upstream.received(CHAT)).noneMatch((r) -> r.body().contains("m-half"));
+	}
+
+	/**
+	 * A client that sends its headers and part of its body, then nothing more: after
+	 * {@code tokengap.proxy.request-timeout} it gets an OpenAI-style 408, counted once as
+	 * such, and the connection is closed; the engine never sees the request. Not a
+	 * failure of tokengap's (no 500, no ERROR line).
+	 */
+	@Test
+	void aClientThatStopsSendingItsBodyIsAnswered408AndDisconnected(CapturedOutput output) throws Exception {
+		PrometheusText start = PrometheusText.scrape(this.managementPort);
+		double before = start.value("tokengap_requests_total", "model_name", "unknown");
+		double before408 = start.value("tokengap_requests_total", "model_name", "unknown", "status", "408");
+		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
+			client.send("POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+					+ "Content-Length: 1000\r\n\r\n{\"model\":\"m-stalled\",\"messages\":[");
+			long sent = System.nanoTime();
+			assertThat(client.awaitClosed(Duration.ofSeconds(5))).as("disconnected by the request timeout").isTrue();
+			Duration took = Duration.ofNanos(System.nanoTime() - sent);
+			assertThat(took).isBetween(Duration.ofMillis(800), Duration.ofSeconds(4));
+			assertThat(client.received()).startsWith("HTTP/1.1 408")
+				.contains("\"type\":\"RequestTimeoutError\"")
+				.contains("x-request-id");
+		}
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
+			assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown", "status", "408") - before408)
+				.isEqualTo(1);
+			assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown") - before).as("no other status")
+				.isEqualTo(1);
+		});
+		assertThat(upstream.received(CHAT)).noneMatch((r) -> r.body().contains("m-stalled"));
+		assertThat(output).doesNotContain("Unexpected failure").doesNotContain("ERROR");
 	}
 
 	@Test

@@ -82,11 +82,10 @@ class ResponseRelayTests {
 
 	/**
 	 * The proxy port's pipeline as {@code ProxyConfiguration} and Reactor Netty build it:
-	 * the codec, {@link RequestHeaderTimeoutHandler}, {@link ResponseHeadFlush}, then
-	 * Reactor Netty's traffic handler (stood in for by a recorder under its name), none
-	 * of which touches a body buffer. The relay writes the body from right after the
-	 * codec: the codec side gets every buffer, in order, and the traffic handler none of
-	 * them.
+	 * the codec, {@link RequestTimeoutHandler}, {@link ResponseHeadFlush}, then Reactor
+	 * Netty's traffic handler (stood in for by a recorder under its name), none of which
+	 * touches a body buffer. The relay writes the body from right after the codec: the
+	 * codec side gets every buffer, in order, and the traffic handler none of them.
 	 */
 	@Test
 	void writesTheBodyFromRightAfterTheCodecPastTheHandlersThatWatchHeadsAndEnds() {
@@ -117,8 +116,7 @@ class ResponseRelayTests {
 		EmbeddedChannel client = new EmbeddedChannel();
 		client.pipeline()
 			.addLast("codec", codecSide)
-			.addLast(RequestHeaderTimeoutHandler.NAME,
-					new RequestHeaderTimeoutHandler(Duration.ofSeconds(60).toNanos()))
+			.addLast(RequestTimeoutHandler.NAME, new RequestTimeoutHandler(Duration.ofSeconds(60)))
 			.addLast(StrictRequestHandler.NAME, new StrictRequestHandler())
 			.addLast(ResponseHeadFlush.NAME, new ResponseHeadFlush())
 			.addLast(lastName, last);
