@@ -12,6 +12,8 @@
 # they were; ATTACH=start profiles from the JVM's start as then). The profile covers all threads;
 # bench/profile_summary.py keeps the loops. AP_EXTRA adds async-profiler options, ending in a comma:
 # AP_EXTRA=ann, marks each Java frame's kind (C2, C1, interpreted, inlined) for bench/profile_tiers.py.
+# FLOOR=http profiles the Netty floor proxy (bench/bare/NettyFloorProxy.java, as bench/overhead.sh
+# runs it) instead of the jar, under the same load, so that the two compare frame by frame.
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "$1"); shift
@@ -35,13 +37,22 @@ agent=
 rm -f "$out"
 "$NODE" bench/churn/backend.mjs --port 27600 --interval-ms 20 >"$work/backend.log" 2>&1 &
 backend=$!
-"$JAVA17" -Xmx256m \
-  ${agent:+"$agent"} \
-  -jar "$JAR" --server.port=27680 --management.server.port=27681 \
-  --tokengap.upstream.url=http://127.0.0.1:27600 >"$work/tokengap.log" 2>&1 &
-proxy=$!
-trap 'kill $proxy $backend 2>/dev/null || true' EXIT
-until curl -sf http://127.0.0.1:27681/actuator/health >/dev/null; do sleep 0.5; done
+if [ -n "${FLOOR:-}" ]; then
+  [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
+  "$JAVA17" -Xmx256m ${agent:+"$agent"} -cp "$(cat target/bare-classpath.txt)" bench/bare/NettyFloorProxy.java \
+    "$FLOOR" 27680 27600 >"$work/tokengap.log" 2>&1 &
+  proxy=$!
+  trap 'kill $proxy $backend 2>/dev/null || true' EXIT
+  until grep -qs NettyFloorProxy "$work/tokengap.log"; do sleep 0.5; done
+else
+  "$JAVA17" -Xmx256m \
+    ${agent:+"$agent"} \
+    -jar "$JAR" --server.port=27680 --management.server.port=27681 \
+    --tokengap.upstream.url=http://127.0.0.1:27600 >"$work/tokengap.log" 2>&1 &
+  proxy=$!
+  trap 'kill $proxy $backend 2>/dev/null || true' EXIT
+  until curl -sf http://127.0.0.1:27681/actuator/health >/dev/null; do sleep 0.5; done
+fi
 for phase in warmup:${WARMUP_S:-15} profile:20; do
   if [ "${phase%%:*}" = profile ] && [ -z "$agent" ]; then
     "$jcmd" $proxy JVMTI.agent_load "$lib" "\"start,$opts\"" >/dev/null

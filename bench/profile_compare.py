@@ -3,7 +3,7 @@
 
     python3 bench/profile_compare.py BEFORE.collapsed AFTER.collapsed [FRAME-SUBSTRING...]
 
-Counts the busy samples of the tokengap-epoll-* threads (those not waiting in epoll), each by its
+Counts the busy samples of the tokengap-epoll-* threads (the floor proxy's: multiThreadIoEventLoopGroup-*) (those not waiting in epoll), each by its
 owner: the deepest frame of the stack that is tokengap's, Reactor Netty's, Reactor's or Netty's
 (what that frame calls, the JDK and the kernel included, counts for it), split into user and kernel
 by the stack's leaf. Each FRAME-SUBSTRING adds the samples whose stack contains it anywhere
@@ -25,7 +25,7 @@ def load(path, frames):
             stack, n = line.rstrip().rsplit(" ", 1)
             n = int(n)
             parts = stack.split(";")
-            if not parts[0].startswith("[tokengap-epoll"):
+            if not parts[0].startswith(("[tokengap-epoll", "[multiThreadIoEventLoopGroup")):
                 continue
             if any("epollWait" in p or "epoll_pwait" in p for p in parts):
                 continue
