@@ -7,6 +7,8 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.LastHttpContent;
 
 /**
@@ -97,7 +99,7 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
 
 	@Override
 	public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
-		if (msg instanceof LastHttpContent) {
+		if (msg instanceof LastHttpContent && !isInterim(msg)) {
 			if (this.expired) {
 				ChannelPromise written = promise.unvoid();
 				written.addListener(ChannelFutureListener.CLOSE);
@@ -124,6 +126,13 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
 	public void channelInactive(ChannelHandlerContext ctx) throws Exception {
 		cancel();
 		super.channelInactive(ctx);
+	}
+
+	/**
+	 * {@code 100 Continue} and its kind: a whole message, but not the request's answer.
+	 */
+	private static boolean isInterim(Object msg) {
+		return msg instanceof HttpResponse response && response.status().codeClass() == HttpStatusClass.INFORMATIONAL;
 	}
 
 	private void arm(ChannelHandlerContext ctx) {

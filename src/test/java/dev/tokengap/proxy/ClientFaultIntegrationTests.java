@@ -183,6 +183,43 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(output).doesNotContain("Unexpected failure").doesNotContain("ERROR");
 	}
 
+	/**
+	 * A keep-alive connection is timed again from the end of each response: the response
+	 * end passes the request timeout's handler, or an idle connection would be held
+	 * forever.
+	 */
+	@Test
+	void aKeepAliveConnectionIsClosedOneRequestTimeoutAfterItsLastResponse() {
+		upstream.respond(200, "application/json", "{\"id\":\"cmpl-1\",\"object\":\"chat.completion\"}");
+		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
+			client.send(RawHttpClient.post(CHAT, "{\"model\":\"m-healthy\"}"));
+			client.readUntil("chat.completion\"}", Duration.ofSeconds(5));
+			long answered = System.nanoTime();
+			assertThat(client.awaitClosed(Duration.ofSeconds(5))).as("closed while idle").isTrue();
+			assertThat(Duration.ofNanos(System.nanoTime() - answered)).isBetween(Duration.ofMillis(800),
+					Duration.ofSeconds(4));
+		}
+	}
+
+	/**
+	 * A client that asks to continue ({@code Expect: 100-continue}, as curl does for a
+	 * long prompt) gets one interim answer, sends its body, and gets the engine's answer;
+	 * the interim answer is not taken for the request's end by the request timeout.
+	 */
+	@Test
+	void aRequestThatAsksToContinueGetsOneInterimAnswerThenTheEngines() {
+		upstream.respond(200, "application/json", "{\"id\":\"cmpl-2\",\"object\":\"chat.completion\"}");
+		String body = "{\"model\":\"m-healthy\",\"messages\":[]}";
+		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
+			client.send("POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+					+ "Expect: 100-continue\r\nContent-Length: " + body.length() + "\r\n\r\n");
+			assertThat(client.readUntil("\r\n\r\n", Duration.ofSeconds(5))).startsWith("HTTP/1.1 100 Continue");
+			client.send(body);
+			assertThat(client.readUntil("chat.completion\"}", Duration.ofSeconds(5))).contains("HTTP/1.1 200");
+		}
+		assertThat(upstream.received(CHAT)).anyMatch((r) -> r.body().equals(body));
+	}
+
 	@Test
 	void aThousandClientsThatNeverSendAWholeRequestAreDisconnectedAndTheirDescriptorsFreed() throws Exception {
 		upstream.handle((req, res) -> res.status(404).send());

@@ -132,6 +132,17 @@ class RequestTimeoutHandlerTests {
 	}
 
 	@Test
+	void anInterimAnswerIsNotTheRequestsAnswer() {
+		// 100 Continue, while the client has yet to send its body
+		headers();
+		this.channel.writeOutbound(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+		this.channel.releaseOutbound();
+		advance(10 * SECOND);
+		assertThat(this.failures).as("the body's wait ran out: answered 408").hasSize(1);
+		assertThat(this.channel.isOpen()).isTrue();
+	}
+
+	@Test
 	void aRequestAnsweredBeforeItsBodyEndedIsClosedWithoutAFailure() {
 		// say a 413 on its declared length, while the client keeps sending
 		headers();
