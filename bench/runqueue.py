@@ -4,7 +4,9 @@
     python3 bench/runqueue.py PID SECONDS [--threads PREFIX[,PREFIX...]] [--interval-ms 10]
 
 Reads /proc/PID/task/*/schedstat (time on a CPU, time runnable but waiting for one) every
-interval, for the threads whose name starts with one of the prefixes (default: every thread),
+interval, for the threads whose name starts with one of the prefixes (default: every thread; the
+kernel keeps a thread's first 15 characters, so Netty's multiThreadIoEventLoopGroup-2-1 is
+multiThreadIoEv),
 and prints per thread: CPU time, run-queue wait, and how many windows of the interval had the
 thread waiting for a CPU longer than 1, 2, 5 and 10 ms, with the longest wait in one window.
 

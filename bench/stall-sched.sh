@@ -57,7 +57,7 @@ for round in $(seq 1 "$ROUNDS"); do
     sleep 3
     client_pid=$(pgrep -n -f "bench/churn/client.mjs --url http://127.0.0.1:27680 --target $target")
     samplers=()
-    python3 bench/runqueue.py "$proxy" "$MEAS_S" --threads tokengap-epoll,multiThreadIoEventLoopGroup \
+    python3 bench/runqueue.py "$proxy" "$MEAS_S" --threads tokengap-epoll,multiThreadIoEv \
       >"$OUT/runqueue-$target-$round-proxy.txt" &
     samplers+=($!)
     python3 bench/runqueue.py "$client_pid" "$MEAS_S" --threads node >"$OUT/runqueue-$target-$round-client.txt" &
