@@ -132,21 +132,13 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 	@Test
 	void aClientGoneHalfwayThroughItsBodyIsCountedOnceAndNeverForwarded() throws Exception {
 		PrometheusText start = PrometheusText.scrape(this.managementPort);
-		double before = start.value("tokengap_requests_total", "model_name", "unknown");
-		double before499 = start.value("tokengap_requests_total", "model_name", "unknown", "status", "499");
 		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
 			client.send("POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 					+ "Content-Length: 1000\r\n\r\n{\"model\":\"m-half\",\"messages\":[");
 			// the exchange starts with the headers; the rest of the body never comes
 			Thread.sleep(300);
 		}
-		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
-			assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown", "status", "499") - before499)
-				.isEqualTo(1);
-			assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown") - before).as("no other status")
-				.isEqualTo(1);
-		});
+		assertCountedOnceUnderUnknownModel(start, "499");
 		assertThat(upstream.received(CHAT)).noneMatch((r) -> r.body().contains("m-half"));
 	}
 
@@ -159,8 +151,6 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 	@Test
 	void aClientThatStopsSendingItsBodyIsAnswered408AndDisconnected(CapturedOutput output) throws Exception {
 		PrometheusText start = PrometheusText.scrape(this.managementPort);
-		double before = start.value("tokengap_requests_total", "model_name", "unknown");
-		double before408 = start.value("tokengap_requests_total", "model_name", "unknown", "status", "408");
 		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
 			client.send("POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 					+ "Content-Length: 1000\r\n\r\n{\"model\":\"m-stalled\",\"messages\":[");
@@ -172,13 +162,7 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 				.contains("\"type\":\"RequestTimeoutError\"")
 				.contains("x-request-id");
 		}
-		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
-			assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown", "status", "408") - before408)
-				.isEqualTo(1);
-			assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown") - before).as("no other status")
-				.isEqualTo(1);
-		});
+		assertCountedOnceUnderUnknownModel(start, "408");
 		assertThat(upstream.received(CHAT)).noneMatch((r) -> r.body().contains("m-stalled"));
 		assertThat(output).doesNotContain("Unexpected failure").doesNotContain("ERROR");
 	}
@@ -260,6 +244,23 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 
 	private void assertEngineRequestCancelled() throws Exception {
 		this.engineConnectionClosed.get().get(5, TimeUnit.SECONDS);
+	}
+
+	/**
+	 * One more request counted under the {@code unknown} model since {@code start} (its
+	 * body was never read whole), with the given status and no other.
+	 */
+	private void assertCountedOnceUnderUnknownModel(PrometheusText start, String status) {
+		double before = start.value("tokengap_requests_total", "model_name", "unknown");
+		double beforeWithStatus = start.value("tokengap_requests_total", "model_name", "unknown", "status", status);
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
+			assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown", "status", status)
+					- beforeWithStatus)
+				.isEqualTo(1);
+			assertThat(metrics.value("tokengap_requests_total", "model_name", "unknown") - before).as("no other status")
+				.isEqualTo(1);
+		});
 	}
 
 	private void assertCountedOnceAsCancelled(String model, String status) {

@@ -53,10 +53,7 @@ class RequestTimeoutHandlerTests {
 
 	@Test
 	void aConnectionWithoutARequestClosesAtTheTimeout() {
-		advance(10 * SECOND - 1);
-		assertThat(this.channel.isOpen()).isTrue();
-		advance(1);
-		assertThat(this.channel.isOpen()).isFalse();
+		assertOpenFor(10 * SECOND);
 		assertThat(this.failures).isEmpty();
 	}
 
@@ -67,10 +64,7 @@ class RequestTimeoutHandlerTests {
 		advance(60 * SECOND);
 		assertThat(this.channel.isOpen()).isTrue();
 		respond();
-		advance(10 * SECOND - 1);
-		assertThat(this.channel.isOpen()).isTrue();
-		advance(1);
-		assertThat(this.channel.isOpen()).isFalse();
+		assertOpenFor(10 * SECOND);
 	}
 
 	@Test
@@ -83,10 +77,7 @@ class RequestTimeoutHandlerTests {
 			advance(SECOND / 2);
 			respond();
 		}
-		advance(10 * SECOND - 1);
-		assertThat(this.channel.isOpen()).isTrue();
-		advance(1);
-		assertThat(this.channel.isOpen()).isFalse();
+		assertOpenFor(10 * SECOND);
 	}
 
 	@Test
@@ -124,10 +115,7 @@ class RequestTimeoutHandlerTests {
 		headers();
 		advance(10 * SECOND);
 		assertThat(this.failures).hasSize(1);
-		advance(10 * SECOND - 1);
-		assertThat(this.channel.isOpen()).isTrue();
-		advance(1);
-		assertThat(this.channel.isOpen()).isFalse();
+		assertOpenFor(10 * SECOND);
 		assertThat(this.failures).as("failed once").hasSize(1);
 	}
 
@@ -148,10 +136,7 @@ class RequestTimeoutHandlerTests {
 		headers();
 		advance(SECOND);
 		respond();
-		advance(9 * SECOND - 1);
-		assertThat(this.channel.isOpen()).isTrue();
-		advance(1);
-		assertThat(this.channel.isOpen()).isFalse();
+		assertOpenFor(9 * SECOND);
 		assertThat(this.failures).isEmpty();
 	}
 
@@ -168,6 +153,14 @@ class RequestTimeoutHandlerTests {
 	void aClosedConnectionLeavesNoCheckBehind() {
 		this.channel.close();
 		assertThat(this.channel.runScheduledPendingTasks()).isEqualTo(-1);
+	}
+
+	/** The connection stays open for {@code nanos} more, and closes at that instant. */
+	private void assertOpenFor(long nanos) {
+		advance(nanos - 1);
+		assertThat(this.channel.isOpen()).isTrue();
+		advance(1);
+		assertThat(this.channel.isOpen()).isFalse();
 	}
 
 	private void request() {
