@@ -91,8 +91,16 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
 		if (msg instanceof LastHttpContent) {
 			// whole (a request without a body decodes as its headers and an empty end)
 			this.inBody = false;
-			this.unanswered++;
-			this.armed = false;
+			if (this.answeredEarly) {
+				// answered already (a 413 on its declared length, say): the wait for the
+				// next request starts now
+				this.answeredEarly = false;
+				arm(ctx);
+			}
+			else {
+				this.unanswered++;
+				this.armed = false;
+			}
 		}
 		super.channelRead(ctx, msg);
 	}

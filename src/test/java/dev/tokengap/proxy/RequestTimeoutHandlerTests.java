@@ -141,6 +141,18 @@ class RequestTimeoutHandlerTests {
 	}
 
 	@Test
+	void aRequestAnsweredBeforeItsBodyEndedIsNotAwaitedOnceItsBodyEnds() {
+		headers();
+		advance(SECOND);
+		respond();
+		advance(SECOND);
+		this.channel.writeInbound(LastHttpContent.EMPTY_LAST_CONTENT);
+		// no answer is owed: the connection waits for its next request, and no longer
+		assertOpenFor(10 * SECOND);
+		assertThat(this.failures).isEmpty();
+	}
+
+	@Test
 	void aPipelinedBodyBehindAnUnansweredRequestIsClosedWithoutAFailure() {
 		request();
 		headers();
