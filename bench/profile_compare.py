@@ -3,8 +3,9 @@
 
     python3 bench/profile_compare.py BEFORE.collapsed AFTER.collapsed [FRAME-SUBSTRING...]
 
-Counts the busy samples of the tokengap-epoll-* threads (the floor proxy's: multiThreadIoEventLoopGroup-*) (those not waiting in epoll), each by its
-owner: the deepest frame of the stack that is tokengap's, Reactor Netty's, Reactor's or Netty's
+Counts the busy samples (those not waiting in epoll) of the proxy's loop threads: tokengap-epoll-*,
+or multiThreadIoEventLoopGroup-* for the floor proxy (FLOOR=http bench/profile-churn.sh). Each counts
+for its owner: the deepest frame of the stack that is tokengap's, Reactor Netty's, Reactor's or Netty's
 (what that frame calls, the JDK and the kernel included, counts for it), split into user and kernel
 by the stack's leaf. Each FRAME-SUBSTRING adds the samples whose stack contains it anywhere
 (inclusive). Both profiles must cover the same load for the same time (bench/profile-churn.sh
