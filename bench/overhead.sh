@@ -35,7 +35,10 @@
 #   TG_FLAGS [""]  JVM flags of the tokengap target itself (e.g. an AOT cache: bench/aot-train.sh)
 #   FLOOR [""]  churn only: words among "tcp http", each a target netty-tcp / netty-http, the
 #               least a Netty program does to proxy this traffic (bench/bare/NettyFloorProxy.java,
-#               JDK 17, -Xmx256m, 2 event loops): the floor under any tokengap on Reactor Netty
+#               JDK 17, -Xmx256m, 2 event loops): the floor under any tokengap on Reactor Netty.
+#               A word with "+tuned" (e.g. http+tuned, target netty-http-tuned) runs that floor
+#               with the Netty settings tokengap's main method sets (TokengapApplication.nettyDefaults:
+#               no leak detection, the pooled allocator); without it the floor has Netty's defaults
 #
 #   LOADS="" CHURN="fixed:100 rate:500" bench/overhead.sh     # the churn scenarios only
 set -Eeuo pipefail
@@ -240,11 +243,13 @@ long_streams() { # the Java probe against the Java backend, direct and through t
 }
 
 FLOOR_PIDS=()
-start_floor() { # start_floor NAME MODE PORT: the Netty floor proxy in front of the churn backend; sets floor_PID
-  local name=$1 mode=$2 port=$3
+start_floor() { # start_floor NAME MODE[+tuned] PORT: the Netty floor proxy in front of the churn backend; sets floor_PID
+  local name=$1 mode=${2%+tuned} port=$3 flags=()
+  # The settings TokengapApplication.nettyDefaults() gives tokengap (its event loops: 2 here either way).
+  if [ "$2" != "$mode" ]; then flags=(-Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.type=pooled); fi
   ports_free "$port"
   [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
-  "$JAVA17" -Xmx256m -cp "$(cat target/bare-classpath.txt)" bench/bare/NettyFloorProxy.java "$mode" "$port" "$CB_PORT" \
+  "$JAVA17" -Xmx256m "${flags[@]}" -cp "$(cat target/bare-classpath.txt)" bench/bare/NettyFloorProxy.java "$mode" "$port" "$CB_PORT" \
     >"$OUT/$name.log" 2>&1 &
   floor_PID=$!
   PIDS+=($floor_PID)
@@ -290,8 +295,8 @@ churn() { # request churn: the Node client against the Node backend, direct and 
   fi
   local mode port=27980
   for mode in $FLOOR; do
-    start_floor "netty-$mode" "$mode" $port
-    targets+=("netty-$mode http://127.0.0.1:$port $floor_PID")
+    start_floor "netty-${mode/+/-}" "$mode" $port
+    targets+=("netty-${mode/+/-} http://127.0.0.1:$port $floor_PID")
     port=$((port + 10))
   done
   local t name url pids

@@ -60,7 +60,10 @@ public class NettyFloorProxy {
 			})
 			.bind(port)
 			.sync();
-		System.out.println("NettyFloorProxy " + args[0] + " on port " + port + " to " + upstream);
+		// Which settings this run has: Netty's defaults, or tokengap's (bench/overhead.sh FLOOR=http+tuned).
+		System.out.println("NettyFloorProxy " + args[0] + " on port " + port + " to " + upstream + ", leak detection "
+				+ io.netty.util.ResourceLeakDetector.getLevel() + ", allocator "
+				+ io.netty.buffer.ByteBufAllocator.DEFAULT.getClass().getSimpleName());
 	}
 
 	/**
