@@ -13,7 +13,8 @@
 # bench/profile_summary.py keeps the loops. AP_EXTRA adds async-profiler options, ending in a comma:
 # AP_EXTRA=ann, marks each Java frame's kind (C2, C1, interpreted, inlined) for bench/profile_tiers.py.
 # FLOOR=http profiles the Netty floor proxy (bench/bare/NettyFloorProxy.java, as bench/overhead.sh
-# runs it) instead of the jar, under the same load, so that the two compare frame by frame.
+# runs it) instead of the jar, under the same load, so that the two compare frame by frame;
+# FLOOR=http+tuned runs it with tokengap's Netty settings, as bench/overhead.sh does.
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "$1"); shift
@@ -39,8 +40,12 @@ rm -f "$out"
 backend=$!
 if [ -n "${FLOOR:-}" ]; then
   [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
-  "$JAVA17" -Xmx256m ${agent:+"$agent"} -cp "$(cat target/bare-classpath.txt)" bench/bare/NettyFloorProxy.java \
-    "$FLOOR" 27680 27600 >"$work/tokengap.log" 2>&1 &
+  floor_flags=()
+  if [ "$FLOOR" != "${FLOOR%+tuned}" ]; then
+    floor_flags=(-Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.type=pooled)
+  fi
+  "$JAVA17" -Xmx256m "${floor_flags[@]}" ${agent:+"$agent"} -cp "$(cat target/bare-classpath.txt)" \
+    bench/bare/NettyFloorProxy.java "${FLOOR%+tuned}" 27680 27600 >"$work/tokengap.log" 2>&1 &
   proxy=$!
   trap 'kill $proxy $backend 2>/dev/null || true' EXIT
   until grep -qs NettyFloorProxy "$work/tokengap.log"; do sleep 0.5; done
