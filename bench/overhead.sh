@@ -244,12 +244,10 @@ long_streams() { # the Java probe against the Java backend, direct and through t
 
 FLOOR_PIDS=()
 start_floor() { # start_floor NAME MODE[+tuned] PORT: the Netty floor proxy in front of the churn backend; sets floor_PID
-  local name=$1 mode=${2%+tuned} port=$3 flags=()
-  # The settings TokengapApplication.nettyDefaults() gives tokengap (its event loops: 2 here either way).
-  if [ "$2" != "$mode" ]; then flags=(-Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.type=pooled); fi
+  local name=$1 mode=$2 port=$3
   ports_free "$port"
   [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
-  "$JAVA17" -Xmx256m "${flags[@]}" -cp "$(cat target/bare-classpath.txt)" bench/bare/NettyFloorProxy.java "$mode" "$port" "$CB_PORT" \
+  "$JAVA17" -Xmx256m -cp "$(cat target/bare-classpath.txt)" bench/bare/NettyFloorProxy.java "$mode" "$port" "$CB_PORT" \
     >"$OUT/$name.log" 2>&1 &
   floor_PID=$!
   PIDS+=($floor_PID)

@@ -40,12 +40,8 @@ rm -f "$out"
 backend=$!
 if [ -n "${FLOOR:-}" ]; then
   [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
-  floor_flags=()
-  if [ "$FLOOR" != "${FLOOR%+tuned}" ]; then
-    floor_flags=(-Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.type=pooled)
-  fi
-  "$JAVA17" -Xmx256m "${floor_flags[@]}" ${agent:+"$agent"} -cp "$(cat target/bare-classpath.txt)" \
-    bench/bare/NettyFloorProxy.java "${FLOOR%+tuned}" 27680 27600 >"$work/tokengap.log" 2>&1 &
+  "$JAVA17" -Xmx256m ${agent:+"$agent"} -cp "$(cat target/bare-classpath.txt)" bench/bare/NettyFloorProxy.java \
+    "$FLOOR" 27680 27600 >"$work/tokengap.log" 2>&1 &
   proxy=$!
   trap 'kill $proxy $backend 2>/dev/null || true' EXIT
   until grep -qs NettyFloorProxy "$work/tokengap.log"; do sleep 0.5; done

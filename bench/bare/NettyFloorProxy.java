@@ -6,17 +6,20 @@
 // and no tokengap built on Reactor Netty (the brief's stack) can go below it. Run by
 // bench/overhead.sh (FLOOR="tcp http"); not part of tokengap.
 //
-//   java -cp CLASSPATH bench/bare/NettyFloorProxy.java tcp|http PORT UPSTREAM_PORT
+//   java -cp CLASSPATH bench/bare/NettyFloorProxy.java tcp|http[+tuned] PORT UPSTREAM_PORT
 //
 //   tcp   bytes as they come, both ways, flushed at once: not even HTTP's framing is read
 //   http  Netty's HTTP/1.1 codecs on both sides (what any proxy that knows where a response
 //         ends, so that it can reuse connections and count requests, must run), each decoded
 //         piece forwarded and flushed as it comes; chunked stays chunked
+//   +tuned  with the Netty settings tokengap's main method sets (TokengapApplication.nettyDefaults:
+//           no leak detection, the pooled allocator); without it, Netty's defaults
 //
 // Two epoll event loops, as tokengap runs on this 2-core machine (reactor.netty.ioWorkerCount).
 import java.net.InetSocketAddress;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -33,14 +36,22 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.ResourceLeakDetector;
 
 public class NettyFloorProxy {
 
 	public static void main(String[] args) throws Exception {
-		boolean http = switch (args[0]) {
+		String mode = args[0];
+		if (mode.endsWith("+tuned")) {
+			// Before any Netty class reads them, as in TokengapApplication.nettyDefaults().
+			System.setProperty("io.netty.leakDetection.level", "disabled");
+			System.setProperty("io.netty.allocator.type", "pooled");
+			mode = mode.substring(0, mode.length() - "+tuned".length());
+		}
+		boolean http = switch (mode) {
 			case "tcp" -> false;
 			case "http" -> true;
-			default -> throw new IllegalArgumentException("tcp or http, not " + args[0]);
+			default -> throw new IllegalArgumentException("tcp or http, with or without +tuned, not " + args[0]);
 		};
 		int port = Integer.parseInt(args[1]);
 		InetSocketAddress upstream = new InetSocketAddress("127.0.0.1", Integer.parseInt(args[2]));
@@ -60,10 +71,9 @@ public class NettyFloorProxy {
 			})
 			.bind(port)
 			.sync();
-		// Which settings this run has: Netty's defaults, or tokengap's (bench/overhead.sh FLOOR=http+tuned).
+		// Which settings this run has: Netty's defaults, or tokengap's (+tuned).
 		System.out.println("NettyFloorProxy " + args[0] + " on port " + port + " to " + upstream + ", leak detection "
-				+ io.netty.util.ResourceLeakDetector.getLevel() + ", allocator "
-				+ io.netty.buffer.ByteBufAllocator.DEFAULT.getClass().getSimpleName());
+				+ ResourceLeakDetector.getLevel() + ", allocator " + ByteBufAllocator.DEFAULT.getClass().getSimpleName());
 	}
 
 	/**
