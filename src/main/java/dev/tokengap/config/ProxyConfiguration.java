@@ -16,6 +16,8 @@ import reactor.netty.http.server.HttpServer;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.http.client.ReactorResourceFactory;
@@ -80,7 +82,8 @@ class ProxyConfiguration {
 	}
 
 	@Bean(destroyMethod = "close")
-	UpstreamClient upstreamClient(UpstreamProperties properties, ObjectProvider<SimulatorServer> demo) {
+	UpstreamClient upstreamClient(UpstreamProperties properties, ObjectProvider<SimulatorServer> demo,
+			ProxyEventLoops loops, ObjectProvider<SslBundles> bundles) {
 		SimulatorServer simulator = demo.getIfAvailable();
 		UpstreamProperties effective = properties;
 		if (simulator != null) {
@@ -89,9 +92,22 @@ class ProxyConfiguration {
 		else if (properties.url() == null) {
 			throw new UpstreamUrlMissingException();
 		}
-		UpstreamClient client = new UpstreamClient(effective);
+		UpstreamClient client = new UpstreamClient(effective, loops, sslBundle(effective, bundles));
 		logger.info("Proxying to " + client.base());
 		return client;
+	}
+
+	private static SslBundle sslBundle(UpstreamProperties properties, ObjectProvider<SslBundles> bundles) {
+		String name = properties.sslBundle();
+		if (name == null || !properties.secure()) {
+			return null;
+		}
+		SslBundles registry = bundles.getIfAvailable();
+		if (registry == null) {
+			throw new IllegalStateException(
+					"tokengap.upstream.ssl-bundle=" + name + " is set, but no spring.ssl.bundle.* is configured");
+		}
+		return registry.getBundle(name);
 	}
 
 	@Bean

@@ -7,14 +7,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpResponse;
 import io.netty.util.AsciiString;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
@@ -23,6 +20,7 @@ import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.Connection;
 import reactor.netty.channel.AbortedException;
+import reactor.netty.http.client.HttpClientResponse;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.util.context.Context;
@@ -31,6 +29,7 @@ import dev.tokengap.metrics.Endpoint;
 import dev.tokengap.metrics.ExchangeRecorder;
 import dev.tokengap.metrics.ModelLabels;
 import dev.tokengap.metrics.StreamOutcome;
+import dev.tokengap.metrics.StreamTap;
 
 /**
  * One client request on its way through tokengap: read the body (bounded), learn the
@@ -47,7 +46,7 @@ import dev.tokengap.metrics.StreamOutcome;
  * completion, an error, or the client's cancel.
  */
 final class ProxyExchange extends Mono<Void>
-		implements Subscription, CoreSubscriber<ByteBuf>, EngineExchange.Listener, Runnable {
+		implements Subscription, CoreSubscriber<ByteBuf>, EngineCall.Listener, Runnable {
 
 	private static final Log logger = LogFactory.getLog(ProxyExchange.class);
 
@@ -117,7 +116,7 @@ final class ProxyExchange extends Mono<Void>
 	private AtomicBoolean scanClaimed;
 
 	/** The engine exchange, from {@link #EXCHANGING} on. */
-	private EngineExchange engine;
+	private EngineCall engine;
 
 	/** The relay, while {@link #RELAYING}. */
 	private ResponseRelay relay;
@@ -317,8 +316,8 @@ final class ProxyExchange extends Mono<Void>
 			// About four bytes of request per prompt token: only used to weigh other
 			// streams' prefills.
 			this.recorder.identify(this.requestId, read.readableBytes() / 4);
-			this.engine = this.handler.upstream()
-				.prepare(this.in, this.channel.eventLoop(), read, this.requestId, this);
+			this.engine = new EngineCall(this.handler.upstream().exchange(this.in, read, this.requestId),
+					this.channel.eventLoop(), this);
 		}
 		catch (RuntimeException ex) {
 			fail(ex);
@@ -335,17 +334,17 @@ final class ProxyExchange extends Mono<Void>
 	// The engine exchange: its response head, or its failure before it.
 
 	@Override
-	public void responded(EngineExchange exchange) {
+	public void responded(EngineCall call) {
 		if (this.stage != EXCHANGING) {
 			return;
 		}
 		this.stage = RELAYING;
 		try {
-			respond(exchange.response(), exchange);
+			respond(call);
 		}
 		catch (RuntimeException ex) {
 			this.relay = null;
-			exchange.abandon();
+			call.abandon();
 			if (this.stage == RELAYING) {
 				fail(ex);
 			}
@@ -359,11 +358,12 @@ final class ProxyExchange extends Mono<Void>
 		}
 	}
 
-	private void respond(HttpResponse response, Publisher<ByteBuf> body) {
+	private void respond(EngineCall call) {
+		HttpClientResponse response = call.response();
 		int status = response.status().code();
 		this.out.status(response.status());
 		HttpHeaders headers = this.out.responseHeaders();
-		OWN_HEADERS.copy(response.headers(), headers);
+		OWN_HEADERS.copy(response.responseHeaders(), headers);
 		headers.set(X_REQUEST_ID, this.requestId);
 		this.recorder.responded(status);
 		StreamOutcome refused = StreamOutcome.ofEngineStatus(status);
@@ -372,18 +372,19 @@ final class ProxyExchange extends Mono<Void>
 		}
 		// Only a generation is a live stream: a stored response replayed as events
 		// (GET /v1/responses/{id}?stream=true) is forwarded, not timed.
-		boolean live = isEventStream(response.headers().get(HttpHeaderNames.CONTENT_TYPE))
+		boolean live = isEventStream(response.responseHeaders().get(HttpHeaderNames.CONTENT_TYPE))
 				&& HttpMethod.POST.equals(this.in.method());
 		if (live) {
 			this.recorder.streamStarted();
 		}
 		// Headers go out now, before the first event, as the engine sent them.
-		this.out.then().subscribe(null, (ex) -> {
+		this.out.sendHeaders().then().subscribe(null, (ex) -> {
 		});
-		String encoding = this.out.responseHeaders().get(HttpHeaderNames.TRANSFER_ENCODING);
-		boolean chunked = encoding != null && HttpHeaderValues.CHUNKED.contentEqualsIgnoreCase(encoding);
-		ResponseRelay started = ResponseRelay.start(body, chunked, this.channel, this.recorder, live,
-				this.handler.clock(), this.handler.properties().sendTimeout().toNanos(), this::sendTimedOut, this);
+		ProxyProperties properties = this.handler.properties();
+		ResponseRelay.Timeouts timeouts = new ResponseRelay.Timeouts(properties.sendTimeout().toNanos(),
+				this::sendTimedOut, this.handler.upstream().idleTimeout().toNanos());
+		ResponseRelay started = ResponseRelay.start(call.body(), this.channel, new StreamTap(this.recorder, live),
+				this.handler.clock(), timeouts, this);
 		if (this.stage == RELAYING) {
 			this.relay = started;
 		}

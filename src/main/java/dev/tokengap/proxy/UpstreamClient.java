@@ -1,54 +1,51 @@
 package dev.tokengap.proxy;
 
 import java.io.IOException;
-import java.net.ConnectException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
-import java.net.UnknownHostException;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import java.util.concurrent.TimeoutException;
 
+import javax.net.ssl.SSLException;
+
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.EventLoop;
-import io.netty.channel.socket.DatagramChannel;
-import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.DecoderException;
-import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.resolver.AddressResolverGroup;
-import io.netty.resolver.dns.DnsAddressResolverGroup;
-import io.netty.resolver.dns.DnsNameResolverBuilder;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.util.AsciiString;
-import io.netty.util.NetUtil;
-import io.netty.util.concurrent.Future;
-import reactor.netty.http.HttpResources;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.http.client.HttpClientRequest;
+import reactor.netty.http.client.PrematureCloseException;
 import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
+
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslOptions;
 
 /**
  * Sends a client's request to the engine with the same method, path, query, end-to-end
- * headers and body bytes, and hands the response to a callback as soon as its headers
- * arrive.
+ * headers and body bytes, through Reactor Netty's {@link HttpClient} and a pooled
+ * {@link ConnectionProvider}, and hands the response on as soon as its headers arrive.
  * <p>
- * Each event loop has its own connection pool ({@link EnginePool}), and its engine
- * connections run on that loop: an exchange's client and engine connections then share
- * one thread, so relaying a chunk never hands it to another loop (a task queue and an
- * eventfd wake-up per event, and a wait for the scheduler on a busy host). nginx keeps
- * its upstream keep-alive pools per worker for the same reason. The HTTP/1.1 client is
- * Netty's codec with a small exchange on top ({@link EngineExchange}): a request costs a
- * header copy, the request message and one task-free pass through the pool, where a
- * general-purpose client's connect chain and pool took a quarter of the event loops' time
- * at 2,000 requests/s (docs/performance.md, sessions 7 and 8).
+ * The client runs on the proxy port's own event loops, colocated: a connection made for a
+ * request is made on its client connection's loop. The pool bounds the engine connections
+ * ({@code max-connections}, a request waiting longer than {@code pending-acquire-timeout}
+ * for one is answered 503), closes connections idle longer than {@code max-idle-time} in
+ * the background (below the engine's own keep-alive, so no request lands on a connection
+ * being closed) and those older than {@code max-life-time}, and publishes Reactor Netty's
+ * pool metrics ({@code reactor_netty_connection_provider_*}). An {@code https://} engine
+ * is reached over TLS, trusted as a Spring Boot SSL bundle says.
  */
 public final class UpstreamClient {
+
+	/** The pool's name, the {@code name} label of its metrics. */
+	public static final String POOL_NAME = "tokengap-engine";
 
 	private static final HopByHopHeaders NOT_FORWARDED = HopByHopHeaders.andAlso("host", "content-length",
 			"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id");
@@ -59,130 +56,131 @@ public final class UpstreamClient {
 
 	private static final AsciiString X_FORWARDED_HOST = AsciiString.cached("x-forwarded-host");
 
-	private final Map<EventLoop, EnginePool> pools = new ConcurrentHashMap<>();
+	private final ConnectionProvider pool;
 
-	private final int connectionsPerLoop;
+	private final HttpClient http;
 
 	private final String base;
 
 	private final String basePath;
 
-	private final String host;
-
-	private final SocketAddress remote;
-
 	private final UpstreamProperties properties;
 
-	private final long responseTimeoutNanos;
-
-	private final long idleTimeoutNanos;
-
-	private volatile DnsAddressResolverGroup resolver;
-
 	/**
-	 * Creates the client; its pools are made on first use, one per event loop.
-	 * @param properties where the engine is and the timeouts
+	 * Creates the client and its pool.
+	 * @param properties where the engine is, the timeouts and the pool's bounds
+	 * @param loops the event loops to run the engine connections on
+	 * @param ssl the bundle that trusts an {@code https://} engine, or null for the JVM's
+	 * default trust
 	 */
-	public UpstreamClient(UpstreamProperties properties) {
+	public UpstreamClient(UpstreamProperties properties, LoopResources loops, SslBundle ssl) {
 		this.properties = properties;
-		this.responseTimeoutNanos = properties.responseTimeout().toNanos();
-		this.idleTimeoutNanos = properties.idleTimeout().toNanos();
 		URI url = properties.url();
 		String path = (url.getRawPath() == null) ? "" : url.getRawPath();
 		this.basePath = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
 		this.base = url.getScheme() + "://" + url.getRawAuthority() + this.basePath;
-		int port = (url.getPort() != -1) ? url.getPort() : 80;
-		this.host = (port == 80) ? url.getHost() : url.getHost() + ":" + port;
-		String hostName = url.getHost();
-		if (hostName.startsWith("[") && hostName.endsWith("]")) {
-			hostName = hostName.substring(1, hostName.length() - 1);
-		}
-		byte[] literal = NetUtil.createByteArrayFromIpAddressString(hostName);
-		// an address (the sidecar's 127.0.0.1) needs no resolver; a name is resolved per
-		// connect by Netty's DNS resolver, never by a blocking lookup on an event loop
-		this.remote = (literal != null) ? new InetSocketAddress(address(literal), port)
-				: InetSocketAddress.createUnresolved(hostName, port);
-		this.connectionsPerLoop = Math.max(1, (properties.maxConnections() + LoopResources.DEFAULT_IO_WORKER_COUNT - 1)
-				/ LoopResources.DEFAULT_IO_WORKER_COUNT);
-	}
-
-	private EnginePool poolOn(EventLoop loop) {
-		EnginePool pool = this.pools.get(loop);
-		return (pool != null) ? pool : this.pools.computeIfAbsent(loop, this::newPool);
-	}
-
-	private EnginePool newPool(EventLoop loop) {
-		LoopResources loops = HttpResources.get();
-		Class<? extends SocketChannel> channelType = loops.onChannelClass(SocketChannel.class, loop);
-		AddressResolverGroup<?> resolver = ((InetSocketAddress) this.remote).isUnresolved() ? resolver(loops, loop)
-				: null;
-		return new EnginePool(loop, channelType, resolver, this.remote, this.properties, this.connectionsPerLoop);
-	}
-
-	private static InetAddress address(byte[] literal) {
-		try {
-			return InetAddress.getByAddress(literal);
-		}
-		catch (UnknownHostException ex) {
-			throw new IllegalArgumentException("not an IP address", ex);
-		}
-	}
-
-	/** Resolves the engine's host name without blocking an event loop (Netty's DNS). */
-	private DnsAddressResolverGroup resolver(LoopResources loops, EventLoop loop) {
-		DnsAddressResolverGroup group = this.resolver;
-		if (group == null) {
-			synchronized (this) {
-				group = this.resolver;
-				if (group == null) {
-					group = new DnsAddressResolverGroup(new DnsNameResolverBuilder()
-						.datagramChannelType(loops.onChannelClass(DatagramChannel.class, loop)));
-					this.resolver = group;
-				}
-			}
-		}
-		return group;
+		this.pool = ConnectionProvider.builder(POOL_NAME)
+			.maxConnections(properties.maxConnections())
+			.pendingAcquireTimeout(properties.pendingAcquireTimeout())
+			.pendingAcquireMaxCount(-1)
+			.maxIdleTime(properties.maxIdleTime())
+			.maxLifeTime(properties.maxLifeTime())
+			.evictInBackground(evictionInterval(properties.maxIdleTime()))
+			.metrics(true)
+			.build();
+		HttpClient client = HttpClient.create(this.pool)
+			.runOn(loops)
+			.baseUrl(url.getScheme() + "://" + url.getRawAuthority())
+			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
+					(int) Math.min(Integer.MAX_VALUE, properties.connectTimeout().toMillis()))
+			.compress(false)
+			.followRedirect(false)
+			.keepAlive(true);
+		this.http = properties.secure() ? client.secure((spec) -> spec.sslContext(sslContext(ssl))) : client;
 	}
 
 	/**
-	 * Prepares a request to the engine, to be sent by {@link EngineExchange#start()} on
-	 * the loop.
-	 * @param in the client's request (method, URI, headers)
-	 * @param loop the client connection's event loop, which the engine connection will
-	 * run on
-	 * @param body the body bytes read from the client (not released here; the exchange
-	 * keeps a reference of its own)
-	 * @param requestId the request id to send as {@code X-Request-Id}
-	 * @param listener told on the loop of the response head or of the failure before it
-	 * ({@link UpstreamUnavailableException}, {@link UpstreamSaturatedException} or
-	 * {@link UpstreamTimeoutException})
-	 * @return the exchange, to start, then to cancel before its response or abandon, all
-	 * on the loop
+	 * Idle connections are looked for a few times per max idle time, at most once a
+	 * second.
 	 */
-	EngineExchange prepare(HttpServerRequest in, EventLoop loop, ByteBuf body, String requestId,
-			EngineExchange.Listener listener) {
-		HttpHeaders headers = new DefaultHttpHeaders();
-		headers.set(HttpHeaderNames.HOST, this.host);
-		NOT_FORWARDED.copy(in.requestHeaders(), headers);
+	private static Duration evictionInterval(Duration maxIdle) {
+		Duration quarter = maxIdle.dividedBy(4);
+		return (quarter.compareTo(Duration.ofSeconds(1)) < 0) ? quarter : Duration.ofSeconds(1);
+	}
+
+	private static SslContext sslContext(SslBundle bundle) {
+		try {
+			SslContextBuilder builder = SslContextBuilder.forClient();
+			if (bundle != null) {
+				builder.trustManager(bundle.getManagers().getTrustManagerFactory())
+					.keyManager(bundle.getManagers().getKeyManagerFactory());
+				SslOptions options = bundle.getOptions();
+				if (options != null && options.getEnabledProtocols() != null) {
+					builder.protocols(options.getEnabledProtocols());
+				}
+				if (options != null && options.getCiphers() != null) {
+					builder.ciphers(java.util.List.of(options.getCiphers()));
+				}
+			}
+			return builder.build();
+		}
+		catch (SSLException ex) {
+			throw new IllegalStateException("Cannot set up TLS to the engine: " + ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * The engine's response head for a client's request: emitted once its headers
+	 * arrived, with the connection whose inbound is the body.
+	 * @param in the client's request (method, URI, headers)
+	 * @param body the body bytes read from the client (a reference of its own is taken)
+	 * @param requestId the request id to send as {@code X-Request-Id}
+	 * @return the response and its connection, or an error said as the client's answer
+	 * ({@link UpstreamUnavailableException}, {@link UpstreamSaturatedException},
+	 * {@link UpstreamTimeoutException})
+	 */
+	Mono<EngineCall.Head> exchange(HttpServerRequest in, ByteBuf body, String requestId) {
+		HttpHeaders given = in.requestHeaders();
+		boolean withBody = body.isReadable() || given.contains(HttpHeaderNames.CONTENT_LENGTH)
+				|| given.contains(HttpHeaderNames.TRANSFER_ENCODING);
+		int length = withBody ? body.readableBytes() : -1;
+		// held until the exchange ends: a send retried on a fresh connection sends it
+		// again
+		body.retain();
+		return this.http.request(in.method()).uri(this.basePath + in.uri()).send((request, out) -> {
+			headers(in, request, requestId, length);
+			return withBody ? out.send(Mono.just(body.retainedDuplicate())) : out;
+		})
+			.responseConnection((response, connection) -> Mono.just(new EngineCall.Head(response, connection)))
+			.single()
+			.timeout(this.properties.responseTimeout(),
+					Mono.error(() -> new UpstreamTimeoutException("The engine sent no response headers within "
+							+ this.properties.responseTimeout() + " (tokengap.upstream.response-timeout)")))
+			.onErrorMap(this::beforeResponse)
+			.doOnDiscard(EngineCall.Head.class, (head) -> head.connection().dispose())
+			.doFinally((signal) -> body.release());
+	}
+
+	private void headers(HttpServerRequest in, HttpClientRequest request, String requestId, int contentLength) {
+		HttpHeaders headers = request.requestHeaders();
+		HttpHeaders given = in.requestHeaders();
+		// Reactor Netty's defaults are not the client's: only what the client sent goes
+		// on
+		if (!given.contains(HttpHeaderNames.USER_AGENT)) {
+			headers.remove(HttpHeaderNames.USER_AGENT);
+		}
+		if (!given.contains(HttpHeaderNames.ACCEPT)) {
+			headers.remove(HttpHeaderNames.ACCEPT);
+		}
+		NOT_FORWARDED.copy(given, headers);
 		forwarded(in, headers);
 		headers.set(ProxyExchange.X_REQUEST_ID, requestId);
-		if (hasBody(in, body)) {
-			headers.set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+		if (contentLength >= 0) {
+			headers.set(HttpHeaderNames.CONTENT_LENGTH, contentLength);
 		}
-		return new EngineExchange(this, poolOn(loop), in.method(), this.basePath + in.uri(), headers, body, listener);
-	}
-
-	long responseTimeoutNanos() {
-		return this.responseTimeoutNanos;
-	}
-
-	long idleTimeoutNanos() {
-		return this.idleTimeoutNanos;
-	}
-
-	private static boolean hasBody(HttpServerRequest in, ByteBuf body) {
-		return body.isReadable() || in.requestHeaders().contains(HttpHeaderNames.CONTENT_LENGTH)
-				|| in.requestHeaders().contains(HttpHeaderNames.TRANSFER_ENCODING);
+		else {
+			headers.remove(HttpHeaderNames.CONTENT_LENGTH);
+		}
 	}
 
 	private static void forwarded(HttpServerRequest in, HttpHeaders headers) {
@@ -214,22 +212,35 @@ public final class UpstreamClient {
 	 * @return the exception the exchange fails with
 	 */
 	Throwable beforeResponse(Throwable error) {
-		if (error instanceof UpstreamSaturatedException || error instanceof UpstreamUnavailableException) {
+		if (error instanceof UpstreamSaturatedException || error instanceof UpstreamUnavailableException
+				|| error instanceof UpstreamTimeoutException) {
 			return error;
 		}
-		if (error instanceof TimeoutException) {
-			return new UpstreamTimeoutException("The engine sent no response headers within "
-					+ this.properties.responseTimeout() + " (tokengap.upstream.response-timeout)");
+		if (error instanceof TimeoutException || isPendingLimit(error)) {
+			// the pool's: the request's own wait for the headers fails as
+			// UpstreamTimeoutException
+			return new UpstreamSaturatedException(
+					"All " + this.properties.maxConnections() + " engine connections stayed busy for "
+							+ this.properties.pendingAcquireTimeout()
+							+ " (tokengap.upstream.pending-acquire-timeout); raise tokengap.upstream.max-connections",
+					error);
 		}
-		if (error instanceof DecoderException) {
+		if (error instanceof DecoderException || error instanceof IllegalArgumentException) {
+			// Netty's decoder refuses what is not HTTP; a status line whose code is not a
+			// number fails as NumberFormatException
 			return new UpstreamUnavailableException(
 					"The engine at " + this.base + " sent an invalid response: " + error.getMessage()
 							+ ((error.getCause() != null) ? " (" + error.getCause().getMessage() + ")" : ""),
 					error);
 		}
-		if (error instanceof ConnectException || error instanceof IOException) {
-			return new UpstreamUnavailableException("The engine at " + this.base + " is unreachable: "
-					+ error.getClass().getSimpleName() + (error.getMessage() != null ? ": " + error.getMessage() : ""),
+		if (error instanceof PrematureCloseException) {
+			return new UpstreamUnavailableException(
+					"The engine at " + this.base + " closed the connection before its response headers", error);
+		}
+		if (error instanceof IOException) {
+			return new UpstreamUnavailableException(
+					"The engine at " + this.base + " is unreachable: " + error.getClass().getSimpleName()
+							+ ((error.getMessage() != null) ? ": " + error.getMessage() : ""),
 					error);
 		}
 		if (error instanceof IllegalStateException) {
@@ -240,38 +251,29 @@ public final class UpstreamClient {
 	}
 
 	/**
+	 * Reactor Netty's pool refusing a waiter over its limit (no public type of its own).
+	 */
+	private static boolean isPendingLimit(Throwable error) {
+		return error.getClass().getSimpleName().equals("PoolAcquirePendingLimitException");
+	}
+
+	/**
+	 * @return how long an engine may stay silent mid-body
+	 */
+	Duration idleTimeout() {
+		return this.properties.idleTimeout();
+	}
+
+	/**
 	 * @return the engine's base URL, without a trailing slash
 	 */
 	public String base() {
 		return this.base;
 	}
 
-	/** Closes the connection pools. */
+	/** Closes the engine connections. */
 	public void close() {
-		List<Future<?>> closing = new ArrayList<>();
-		for (EnginePool pool : this.pools.values()) {
-			if (pool.loop().isShuttingDown()) {
-				continue;
-			}
-			if (pool.loop().inEventLoop()) {
-				closing.addAll(pool.close());
-				continue;
-			}
-			try {
-				List<ChannelFuture> futures = pool.loop().submit(pool::close).get(5, TimeUnit.SECONDS);
-				closing.addAll(futures);
-			}
-			catch (Exception ex) {
-				// the loop is gone: so are its connections
-			}
-		}
-		for (Future<?> future : closing) {
-			future.awaitUninterruptibly(5, TimeUnit.SECONDS);
-		}
-		DnsAddressResolverGroup group = this.resolver;
-		if (group != null) {
-			group.close();
-		}
+		this.pool.disposeLater().block(Duration.ofSeconds(5));
 	}
 
 }

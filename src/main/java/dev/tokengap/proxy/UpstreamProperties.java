@@ -28,13 +28,19 @@ import org.springframework.validation.annotation.Validated;
  * @param pendingAcquireTimeout longest a request waits for a pooled engine connection
  * when all {@code max-connections} are busy; it is then answered 503 (outcome
  * {@code rejected})
+ * @param maxLifeTime pooled connections older than this are closed once idle, so that a
+ * long-lived sidecar spreads over an engine's restarted or rescheduled replicas
+ * @param sslBundle the name of a {@code spring.ssl.bundle.*} bundle that trusts the
+ * engine's certificate (and holds the client's own, for mutual TLS), for an
+ * {@code https://} URL; unset = the JVM's default trust store
  */
 @Validated
 @ConfigurationProperties("tokengap.upstream")
 public record UpstreamProperties(URI url, @DefaultValue("10m") Duration responseTimeout,
 		@DefaultValue("5m") Duration idleTimeout, @DefaultValue("5s") Duration connectTimeout,
 		@DefaultValue("2048") @Min(1) int maxConnections, @DefaultValue("4s") Duration maxIdleTime,
-		@DefaultValue("5s") Duration pendingAcquireTimeout) {
+		@DefaultValue("5s") Duration pendingAcquireTimeout, @DefaultValue("10m") Duration maxLifeTime,
+		String sslBundle) {
 
 	/** vLLM's default port ({@code vllm serve --port}). */
 	public static final int DEFAULT_ENGINE_PORT = 8000;
@@ -46,10 +52,30 @@ public record UpstreamProperties(URI url, @DefaultValue("10m") Duration response
 		requirePositive("connect-timeout", connectTimeout);
 		requirePositive("max-idle-time", maxIdleTime);
 		requirePositive("pending-acquire-timeout", pendingAcquireTimeout);
-		if (url != null && (url.getHost() == null || !("http".equals(url.getScheme())))) {
+		requirePositive("max-life-time", maxLifeTime);
+		if (url != null && (url.getHost() == null || !("http".equals(url.getScheme()) || secure(url)))) {
 			throw new IllegalArgumentException(
-					"tokengap.upstream.url must be an http:// URL with a host, got '" + url + "'");
+					"tokengap.upstream.url must be an http:// or https:// URL with a host, got '" + url + "'");
 		}
+		if (sslBundle != null && sslBundle.isBlank()) {
+			sslBundle = null;
+		}
+		if (sslBundle != null && url != null && !secure(url)) {
+			throw new IllegalArgumentException("tokengap.upstream.ssl-bundle=" + sslBundle
+					+ " is set, but tokengap.upstream.url is not an https:// URL: '" + url + "'");
+		}
+	}
+
+	/**
+	 * Whether the engine is reached over TLS.
+	 * @return true for an {@code https://} URL
+	 */
+	public boolean secure() {
+		return this.url != null && secure(this.url);
+	}
+
+	private static boolean secure(URI url) {
+		return "https".equals(url.getScheme());
 	}
 
 	/**
@@ -77,7 +103,7 @@ public record UpstreamProperties(URI url, @DefaultValue("10m") Duration response
 	 */
 	public UpstreamProperties withUrl(URI other) {
 		return new UpstreamProperties(other, this.responseTimeout, this.idleTimeout, this.connectTimeout,
-				this.maxConnections, this.maxIdleTime, this.pendingAcquireTimeout);
+				this.maxConnections, this.maxIdleTime, this.pendingAcquireTimeout, this.maxLifeTime, this.sslBundle);
 	}
 
 }

@@ -157,7 +157,8 @@ final class InjectedPods {
 		Map<String, String> env = env(tokengap, annotations);
 		// As tokengap reads it: a missing annotation is an empty port, vLLM's default.
 		URI upstream = new UpstreamProperties(URI.create(env.get("TOKENGAP_UPSTREAM_URL")), Duration.ofMinutes(10),
-				Duration.ofMinutes(5), Duration.ofSeconds(5), 2048, Duration.ofSeconds(4), Duration.ofSeconds(5))
+				Duration.ofMinutes(5), Duration.ofSeconds(5), 2048, Duration.ofSeconds(4), Duration.ofSeconds(5),
+				Duration.ofMinutes(10), null)
 			.url();
 		assertThat(upstream.getHost()).isEqualTo("127.0.0.1");
 		assertThat(upstream.getPort()).as("the engine port tokengap uses").isEqualTo(enginePort);

@@ -161,16 +161,18 @@ class EngineConnectionIntegrationTests {
 			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_streams_total", "model_name", "m-conn", "outcome", "upstream_error")).isEqualTo(1));
 		assertThat(PrometheusText.scrape(this.managementPort)
-			.matching("tokengap_streams_total", "model_name", "m-conn", "outcome", "completed"))
+			.matching("tokengap_streams_total", "model_name", "m-conn", "endpoint", "chat_completions", "outcome",
+					"completed"))
 			.allSatisfy((sample) -> assertThat(sample.value()).isZero());
 	}
 
 	@Test
-	void aChunkedStreamReachesTheClientFramedAsTheEngineFramedItAndTheConnectionServesTheNext() {
-		// The body passes through as the engine framed it (ChunkedFraming): chunk sizes
-		// and extensions unchanged, a size line cut between two writes of the engine
-		// judged whole, and only the last chunk (with its trailer) replaced by the
-		// client's own, after which the engine connection takes the next request.
+	void aChunkedStreamReachesTheClientWholeInTheProxysOwnFramingAndTheConnectionServesTheNext() {
+		// The engine's chunked body, with a chunk extension, a size line cut between two
+		// writes and a trailer, reaches the client as the same bytes of content in
+		// tokengap's own chunked framing (Netty's codec, as any HTTP proxy frames it):
+		// no extension or trailer of the engine's passes, and the engine connection
+		// takes the next request.
 		String path = "/v1/completions";
 		String first = "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,"
 				+ "\"text\":\"one\",\"finish_reason\":null}]}\n\n";
@@ -190,21 +192,23 @@ class EngineConnectionIntegrationTests {
 		String body = "{\"model\":\"m-conn\",\"stream\":true,\"prompt\":\"x\"}";
 		String request = "POST " + path + " HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\n"
 				+ "content-length: " + body.length() + "\r\n\r\n" + body;
-		String end = "\r\n\r\n" + framed + "0\r\n\r\n";
+		String content = first + second + done;
 		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
 			for (int i = 1; i <= 2; i++) {
 				client.send(request);
 				int responses = i;
 				await().atMost(Duration.ofSeconds(5)).until(() -> {
 					client.readWithin(Duration.ofMillis(100));
-					return client.received().split(Pattern.quote(end), -1).length > responses;
+					return client.received().split("\r\n0\r\n\r\n", -1).length > responses;
 				});
 			}
 			String[] responses = client.received().split("(?=HTTP/1\\.1 200)");
-			assertThat(responses).hasSize(2)
-				.allSatisfy((response) -> assertThat(response).contains("transfer-encoding: chunked")
-					.endsWith(end)
-					.doesNotContain("x-engine-trailer"));
+			assertThat(responses).hasSize(2).allSatisfy((response) -> {
+				assertThat(response).contains("transfer-encoding: chunked")
+					.doesNotContain("x-engine-trailer")
+					.doesNotContain(";ext=1");
+				assertThat(dechunk(response.substring(response.indexOf("\r\n\r\n") + 4))).isEqualTo(content);
+			});
 		}
 		assertThat(engine.connectionsServing(path)).as("one engine connection for both streams").isEqualTo(1);
 		await().atMost(Duration.ofSeconds(5))
@@ -213,6 +217,21 @@ class EngineConnectionIntegrationTests {
 		assertThat(ttftCount(PrometheusText.scrape(this.managementPort)) - ttftCount(before))
 			.as("both streams' first tokens timed")
 			.isEqualTo(2);
+	}
+
+	/** The content of a chunked body that ends with its last chunk. */
+	private static String dechunk(String framed) {
+		StringBuilder content = new StringBuilder();
+		int at = 0;
+		while (true) {
+			int lineEnd = framed.indexOf("\r\n", at);
+			int size = Integer.parseInt(framed.substring(at, lineEnd), 16);
+			if (size == 0) {
+				return content.toString();
+			}
+			content.append(framed, lineEnd + 2, lineEnd + 2 + size);
+			at = lineEnd + 2 + size + 2;
+		}
 	}
 
 	private static double completed(PrometheusText scrape) {

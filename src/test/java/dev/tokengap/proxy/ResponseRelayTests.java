@@ -16,19 +16,20 @@ import io.netty.util.ReferenceCountUtil;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import reactor.netty.NettyPipeline;
 import reactor.test.StepVerifier;
 
 import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.Endpoint;
 import dev.tokengap.metrics.ExchangeRecorder;
+import dev.tokengap.metrics.StreamTap;
 import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.NanoClock;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The relay on an embedded client channel whose pipeline can fail a write the way no
@@ -48,15 +49,14 @@ class ResponseRelayTests {
 
 	@Test
 	void aWriteThatFailsWithoutClosingTheConnectionEndsTheStreamUntimed() {
-		EmbeddedChannel client = new EmbeddedChannel(new FailingWrite(2));
+		FailingWrite failing = new FailingWrite(2);
+		EmbeddedChannel client = new EmbeddedChannel(failing);
 		ExchangeRecorder recorder = new ExchangeRecorder(this.meters, System.nanoTime());
 		recorder.route("m", Endpoint.CHAT_COMPLETIONS);
 		recorder.streamStarted();
 		List<ByteBuf> events = List.of(event("one"), event("two"), event("three"));
 		try {
-			StepVerifier.create(ResponseRelay.relay(Flux.fromIterable(events), false, client, recorder, true,
-					NanoClock.SYSTEM, Duration.ofSeconds(60).toNanos(), () -> {
-					}))
+			StepVerifier.create(relayed(Flux.fromIterable(events), client, recorder))
 				.expectComplete()
 				.verify(Duration.ofSeconds(5));
 			assertThat(recorder.timer().contentEvents()).as("only the event that reached the client").isEqualTo(1);
@@ -64,7 +64,8 @@ class ResponseRelayTests {
 			recorder.close(System.nanoTime(), false);
 			assertThat(scrape().value("tokengap_streams_total", "outcome", "upstream_error")).isEqualTo(1);
 			assertThat(scrape().value("tokengap_streams_total")).as("exactly one outcome").isEqualTo(1);
-			assertThatThrownBy(client::checkException).isInstanceOf(EncoderException.class);
+			assertThat(failing.failed).as("the write's future carried the failure")
+				.isInstanceOf(EncoderException.class);
 			ByteBuf written = client.readOutbound();
 			assertThat(written.toString(StandardCharsets.UTF_8)).contains("one");
 			written.release();
@@ -83,17 +84,17 @@ class ResponseRelayTests {
 	/**
 	 * The proxy port's pipeline as {@code ProxyConfiguration} and Reactor Netty build it:
 	 * the codec, {@link RequestTimeoutHandler}, {@link ResponseHeadFlush}, then Reactor
-	 * Netty's traffic handler (stood in for by a recorder under its name), none of which
-	 * touches a body buffer. The relay writes the body from right after the codec: the
-	 * codec side gets every buffer, in order, and the traffic handler none of them.
+	 * Netty's traffic handler (stood in for by a recorder under its name). The relay
+	 * writes the channel, so every handler that sees writes sees each body buffer, in
+	 * order, whatever the pipeline holds.
 	 */
 	@Test
-	void writesTheBodyFromRightAfterTheCodecPastTheHandlersThatWatchHeadsAndEnds() {
+	void writesTheBodyThroughEveryHandlerOfThePipeline() {
 		WriteLog codecSide = new WriteLog();
 		WriteLog trafficHandler = new WriteLog();
 		EmbeddedChannel client = proxyPipeline(codecSide, NettyPipeline.HttpTrafficHandler, trafficHandler);
 		assertThat(relayThreeBuffers(client)).isEqualTo(2);
-		assertThat(trafficHandler.texts).isEmpty();
+		assertThat(trafficHandler.texts).containsExactlyElementsOf(THREE_BUFFERS);
 		assertThat(codecSide.texts).containsExactlyElementsOf(THREE_BUFFERS);
 	}
 
@@ -201,12 +202,21 @@ class ResponseRelayTests {
 	}
 
 	private static void relay(EmbeddedChannel client, ExchangeRecorder recorder, List<ByteBuf> events) {
-		StepVerifier.create(ResponseRelay.relay(Flux.fromIterable(events), false, client, recorder, true,
-				NanoClock.SYSTEM, Duration.ofSeconds(60).toNanos(), () -> {
-				}))
+		StepVerifier.create(relayed(Flux.fromIterable(events), client, recorder))
 			.expectComplete()
 			.verify(Duration.ofSeconds(5));
 		assertThat(client.isOpen()).isTrue();
+	}
+
+	/** The relay of a live stream, as a Mono that completes when it said its ending. */
+	private static Mono<Void> relayed(Flux<ByteBuf> body, EmbeddedChannel client, ExchangeRecorder recorder) {
+		long minute = Duration.ofSeconds(60).toNanos();
+		return Mono.create((sink) -> {
+			ResponseRelay relay = ResponseRelay.start(body, client, new StreamTap(recorder, true), NanoClock.SYSTEM,
+					new ResponseRelay.Timeouts(minute, () -> {
+					}, minute), sink::success);
+			sink.onCancel(relay::clientGone);
+		});
 	}
 
 	/** What the client received, one string per buffer written. */
@@ -280,6 +290,8 @@ class ResponseRelayTests {
 
 		private int writes;
 
+		private Throwable failed;
+
 		FailingWrite(int failing) {
 			this.failing = failing;
 		}
@@ -288,7 +300,8 @@ class ResponseRelayTests {
 		public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
 			if (++this.writes == this.failing) {
 				ReferenceCountUtil.release(msg);
-				promise.setFailure(new EncoderException("a broken encoder"));
+				this.failed = new EncoderException("a broken encoder");
+				promise.setFailure(this.failed);
 				return;
 			}
 			ctx.write(msg, promise);

@@ -50,7 +50,8 @@ class UpstreamPropertiesTests {
 
 	private static UpstreamProperties withUrl(String url) {
 		return new UpstreamProperties(URI.create(url), Duration.ofMinutes(10), Duration.ofMinutes(5),
-				Duration.ofSeconds(5), 2048, Duration.ofSeconds(4), Duration.ofSeconds(5));
+				Duration.ofSeconds(5), 2048, Duration.ofSeconds(4), Duration.ofSeconds(5), Duration.ofMinutes(10),
+				null);
 	}
 
 }
