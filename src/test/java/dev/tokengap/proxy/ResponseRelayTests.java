@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -17,6 +19,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.netty.NettyPipeline;
 import reactor.test.StepVerifier;
 
@@ -194,6 +197,104 @@ class ResponseRelayTests {
 		}
 	}
 
+	private static final long IDLE = Duration.ofSeconds(5).toNanos();
+
+	private static final long SEND = Duration.ofSeconds(20).toNanos();
+
+	@Test
+	void anEngineSilentForTheIdleTimeoutEndsTheStreamAsAnUpstreamTimeout() {
+		EmbeddedChannel client = new EmbeddedChannel();
+		client.freezeTime();
+		ExchangeRecorder recorder = liveRecorder();
+		Sinks.Many<ByteBuf> engine = Sinks.many().unicast().onBackpressureBuffer();
+		AtomicBoolean done = new AtomicBoolean();
+		try {
+			start(engine.asFlux(), client, recorder, () -> {
+			}, done);
+			engine.tryEmitNext(event("one"));
+			client.advanceTimeBy(IDLE - 1_000_000, TimeUnit.NANOSECONDS);
+			client.runScheduledPendingTasks();
+			assertThat(done).as("not yet idle").isFalse();
+			client.advanceTimeBy(2_000_000, TimeUnit.NANOSECONDS);
+			client.runScheduledPendingTasks();
+			assertThat(done).isTrue();
+			assertThat(client.isOpen()).as("the incomplete body is ended by a close").isFalse();
+			recorder.close(System.nanoTime(), false);
+			assertThat(scrape().value("tokengap_streams_total", "outcome", "upstream_timeout")).isEqualTo(1);
+		}
+		finally {
+			client.finishAndReleaseAll();
+		}
+	}
+
+	@Test
+	void everyBufferFromTheEngineRestartsTheIdleTimeout() {
+		EmbeddedChannel client = new EmbeddedChannel();
+		client.freezeTime();
+		ExchangeRecorder recorder = liveRecorder();
+		Sinks.Many<ByteBuf> engine = Sinks.many().unicast().onBackpressureBuffer();
+		AtomicBoolean done = new AtomicBoolean();
+		try {
+			start(engine.asFlux(), client, recorder, () -> {
+			}, done);
+			for (int i = 0; i < 5; i++) {
+				client.advanceTimeBy(IDLE * 6 / 10, TimeUnit.NANOSECONDS);
+				client.runScheduledPendingTasks();
+				engine.tryEmitNext(event("t" + i));
+			}
+			assertThat(done).as("three idle timeouts passed, never one silence as long").isFalse();
+			engine.tryEmitNext(buffer("data: [DONE]\n\n"));
+			engine.tryEmitComplete();
+			assertThat(done).isTrue();
+			recorder.close(System.nanoTime(), false);
+			assertThat(scrape().value("tokengap_streams_total", "outcome", "completed")).isEqualTo(1);
+		}
+		finally {
+			client.finishAndReleaseAll();
+		}
+	}
+
+	/**
+	 * While the client's socket takes nothing, tokengap reads nothing from the engine:
+	 * that silence is the client's, never an idle engine; once the write has made no
+	 * progress for the send timeout, the client is closed and the stream is its cancel.
+	 */
+	@Test
+	void aClientThatTakesNothingIsClosedAfterTheSendTimeoutAndItsSilenceIsNeverTheEngines() {
+		HeldWrites held = new HeldWrites();
+		EmbeddedChannel client = new EmbeddedChannel(held);
+		client.freezeTime();
+		ExchangeRecorder recorder = liveRecorder();
+		Sinks.Many<ByteBuf> engine = Sinks.many().unicast().onBackpressureBuffer();
+		AtomicBoolean done = new AtomicBoolean();
+		AtomicBoolean sendTimedOut = new AtomicBoolean();
+		try {
+			start(engine.asFlux(), client, recorder, () -> sendTimedOut.set(true), done);
+			engine.tryEmitNext(event("one"));
+			client.advanceTimeBy(IDLE * 3, TimeUnit.NANOSECONDS);
+			client.runScheduledPendingTasks();
+			assertThat(done).as("three idle timeouts while the client took nothing").isFalse();
+			client.advanceTimeBy(SEND - IDLE * 3, TimeUnit.NANOSECONDS);
+			client.runScheduledPendingTasks();
+			assertThat(done).isTrue();
+			assertThat(sendTimedOut).isTrue();
+			assertThat(client.isOpen()).isFalse();
+			recorder.close(System.nanoTime(), false);
+			assertThat(recorder.timer().contentEvents()).as("the event never reached the client").isZero();
+			assertThat(scrape().value("tokengap_streams_total", "outcome", "client_cancelled")).isEqualTo(1);
+		}
+		finally {
+			held.release();
+			client.finishAndReleaseAll();
+		}
+	}
+
+	private static void start(Flux<ByteBuf> body, EmbeddedChannel client, ExchangeRecorder recorder,
+			Runnable sendTimedOut, AtomicBoolean done) {
+		ResponseRelay.start(body, client, new StreamTap(recorder, true), NanoClock.SYSTEM,
+				new ResponseRelay.Timeouts(SEND, sendTimedOut, IDLE), () -> done.set(true));
+	}
+
 	private ExchangeRecorder liveRecorder() {
 		ExchangeRecorder recorder = new ExchangeRecorder(this.meters, System.nanoTime());
 		recorder.route("m", Endpoint.CHAT_COMPLETIONS);
@@ -280,6 +381,23 @@ class ResponseRelayTests {
 				this.texts.add(buf.toString(StandardCharsets.UTF_8));
 			}
 			ctx.write(msg, promise);
+		}
+
+	}
+
+	/** Holds every write: a client whose socket takes nothing. */
+	private static final class HeldWrites extends ChannelOutboundHandlerAdapter {
+
+		private final List<Object> messages = new ArrayList<>();
+
+		@Override
+		public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+			this.messages.add(msg);
+		}
+
+		void release() {
+			this.messages.forEach(ReferenceCountUtil::safeRelease);
+			this.messages.clear();
 		}
 
 	}
