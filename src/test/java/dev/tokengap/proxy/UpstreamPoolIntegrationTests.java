@@ -5,21 +5,25 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
+import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstreamTests;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The engine connection pools: a burst opens many connections, and once they are idle
@@ -49,6 +53,48 @@ class UpstreamPoolIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(answers).hasSize(20).allSatisfy((answer) -> assertThat(answer.status()).isEqualTo(200));
 		assertThat(closed).hasSizeGreaterThanOrEqualTo(10);
 		CompletableFuture.allOf(closed.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+	}
+
+	/**
+	 * The pool's own metrics, Reactor Netty's, on the management port: its bound, and the
+	 * connections a held burst made active, then idle, and the time to acquire one.
+	 */
+	@Test
+	void exportsThePoolsActiveIdlePendingAndAcquireTimeOnTheManagementPort() {
+		upstream.handle((req, res) -> Mono.delay(Duration.ofMillis(200))
+			.then(res.status(200).header("content-type", "application/json").sendString(Mono.just("{}")).then()));
+		Flux<Recording> burst = Flux.range(0, 6)
+			.flatMap((i) -> Mono
+				.fromCallable(() -> StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
+						"{\"model\":\"m-pool\"}"))
+				.subscribeOn(Schedulers.boundedElastic()), 6);
+		AtomicReference<Double> activeDuringBurst = new AtomicReference<>(0.0);
+		Disposable watch = Flux.interval(Duration.ofMillis(20))
+			.map((tick) -> pool("reactor_netty_connection_provider_active_connections"))
+			.subscribe((active) -> activeDuringBurst.accumulateAndGet(active, Math::max));
+		try {
+			assertThat(burst.collectList().block(Duration.ofSeconds(30))).hasSize(6);
+		}
+		finally {
+			watch.dispose();
+		}
+		assertThat(activeDuringBurst.get()).as("connections in use while the burst was held").isPositive();
+		assertThat(pool("reactor_netty_connection_provider_max_connections")).isEqualTo(2048);
+		assertThat(pool("reactor_netty_connection_provider_pending_connections")).isZero();
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(pool("reactor_netty_connection_provider_active_connections")).isZero());
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
+		assertThat(metrics.matching("reactor_netty_connection_provider_idle_connections", "name",
+				UpstreamClient.POOL_NAME))
+			.isNotEmpty();
+		assertThat(metrics.matching("reactor_netty_connection_provider_pending_connections_time_seconds_count", "name",
+				UpstreamClient.POOL_NAME, "status", "SUCCESS"))
+			.as("the time requests waited for a connection (UpstreamSaturationIntegrationTests sees one wait)")
+			.isNotEmpty();
+	}
+
+	private double pool(String name) {
+		return PrometheusText.scrape(this.managementPort).value(name, "name", UpstreamClient.POOL_NAME);
 	}
 
 }

@@ -24,7 +24,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * A full engine connection pool says what it is: tokengap's own limit answered 503 within
  * {@code tokengap.upstream.pending-acquire-timeout}, naming the setting, outcome
- * {@code rejected}; not a 504 after Reactor Netty's 45 s.
+ * {@code rejected}; not a 504 after Reactor Netty's 45 s. The pool's own metrics count
+ * each wait that timed out.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.upstream.max-connections=1",
@@ -65,6 +66,10 @@ class UpstreamSaturationIntegrationTests extends ScriptedUpstreamTests {
 				.isEqualTo(refused.size());
 			assertThat(metrics.value("tokengap_streams_total", "model_name", "m-full", "outcome", "completed"))
 				.isEqualTo(CLIENTS - refused.size());
+			assertThat(metrics.value("reactor_netty_connection_provider_pending_connections_time_seconds_count", "name",
+					UpstreamClient.POOL_NAME, "status", "ERROR"))
+				.as("the pool's own count of the waits that timed out")
+				.isEqualTo(refused.size());
 		});
 	}
 
