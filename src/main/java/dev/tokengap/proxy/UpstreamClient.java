@@ -5,19 +5,17 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeoutException;
-
-import javax.net.ssl.SSLException;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.ssl.SslContext;
-import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.util.AsciiString;
 import reactor.core.publisher.Mono;
+import reactor.netty.http.Http11SslContextSpec;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.client.HttpClientRequest;
 import reactor.netty.http.client.PrematureCloseException;
@@ -108,25 +106,23 @@ public final class UpstreamClient {
 		return (quarter.compareTo(Duration.ofSeconds(1)) < 0) ? quarter : Duration.ofSeconds(1);
 	}
 
-	private static SslContext sslContext(SslBundle bundle) {
-		try {
-			SslContextBuilder builder = SslContextBuilder.forClient();
-			if (bundle != null) {
-				builder.trustManager(bundle.getManagers().getTrustManagerFactory())
-					.keyManager(bundle.getManagers().getKeyManagerFactory());
-				SslOptions options = bundle.getOptions();
-				if (options != null && options.getEnabledProtocols() != null) {
-					builder.protocols(options.getEnabledProtocols());
-				}
-				if (options != null && options.getCiphers() != null) {
-					builder.ciphers(java.util.List.of(options.getCiphers()));
-				}
+	/** TLS to the engine: the bundle's trust and key material, protocols and ciphers. */
+	private static Http11SslContextSpec sslContext(SslBundle bundle) {
+		Http11SslContextSpec spec = Http11SslContextSpec.forClient();
+		if (bundle == null) {
+			return spec;
+		}
+		return spec.configure((builder) -> {
+			builder.trustManager(bundle.getManagers().getTrustManagerFactory())
+				.keyManager(bundle.getManagers().getKeyManagerFactory());
+			SslOptions options = bundle.getOptions();
+			if (options != null && options.getEnabledProtocols() != null) {
+				builder.protocols(options.getEnabledProtocols());
 			}
-			return builder.build();
-		}
-		catch (SSLException ex) {
-			throw new IllegalStateException("Cannot set up TLS to the engine: " + ex.getMessage(), ex);
-		}
+			if (options != null && options.getCiphers() != null) {
+				builder.ciphers(List.of(options.getCiphers()));
+			}
+		});
 	}
 
 	/**
