@@ -88,8 +88,7 @@ class BenchIntegrationTests {
 			assertThat(row.clientBucketedP50()).isPositive();
 		}
 		// Same events, same edges, same estimator: the proxy's and the client's medians
-		// agree
-		// (each event is timed when written by one and when read by the other)
+		// agree (each event is timed when written by one and when read by the other)
 		assertThat(itl.tokengapP50()).isCloseTo(itl.clientBucketedP50(), within(3.0));
 		// The client cannot see a first token before the engine produced it
 		assertThat(ttft.clientP50()).isGreaterThanOrEqualTo(ttft.engineP50() * 0.5);

@@ -176,9 +176,8 @@ class DashboardTests {
 					assertThat(matchers).as(where).contains("cluster=~\"$cluster\", namespace=~\"$namespace\"");
 					if (series.startsWith("vllm:")) {
 						// The engine of the selected pods (vLLM has no endpoint label),
-						// and the selected models
-						// through tokengap_model_info, or on equal model_name where
-						// tokengap does not export it.
+						// and the selected models through tokengap_model_info, or on
+						// equal model_name where tokengap does not export it.
 						assertThat(matchers).as(where).contains(ENGINE_FILTER).doesNotContain("endpoint=");
 						if (!matchers.contains("model_name=~\"$model_name\"")) {
 							assertThat(query.expr()).as("%s: filtered by model through tokengap_model_info", where)

@@ -49,8 +49,7 @@ class SpikeCorrectionIntegrationTests extends ScriptedUpstreamTests {
 				"{\"model\":\"m-corrected\",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
 		assertThat(recording.status()).isEqualTo(200);
 		// On a loaded machine a 20 ms gap can also stretch into a spike; it is corrected
-		// the
-		// same way, so every spike of the stream is counted once, under engine_other.
+		// the same way, so every spike of the stream is counted once, under engine_other.
 		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
 			long listed = PrometheusText.get(this.managementPort, "/actuator/spikes")
 				.split("\"model\":\"m-corrected\"", -1).length - 1;
