@@ -19,9 +19,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The Grafana dashboards of {@code grafana/}: current schema, the datasource, namespace,
  * pod, model_name and endpoint variables used by every query whose series carry those
- * labels, only series of the metrics contract or vLLM's, and the panels issue #4 and
- * contract version 2 ask for. (PrometheusContainerTests runs every query against real
- * series.)
+ * labels, only series of the metrics contract or vLLM's, and the panels the dashboards
+ * promise (engine overlays, stalls, goodput, stream shape) and contract version 2 asks
+ * for. (PrometheusContainerTests runs every query against real series.)
  */
 class DashboardTests {
 
