@@ -62,8 +62,8 @@ class BenchIntegrationTests {
 			assertThat(d.p95()).isLessThanOrEqualTo(d.p99());
 			assertThat(d.p99()).isLessThanOrEqualTo(d.max());
 		}
-		// 5 ms engine steps plus per-sequence cost: a TPOT of a few ms, never less than a
-		// step
+		// 5 ms engine steps plus per-sequence cost: a TPOT of a few ms,
+		// never less than a step
 		assertThat(r.tpot.p50()).isBetween(4.5, 100.0);
 		assertThat(r.e2el.mean()).isGreaterThan(r.ttft.mean() + (OUTPUT - 1) * 4.5);
 		assertThat(r.jitter.count()).isEqualTo(PROMPTS);

@@ -133,8 +133,7 @@ class PrometheusContainerTests {
 		await("every recording rule evaluated", () -> !api.recordingRules().isEmpty()
 				&& api.recordingRules().values().stream().allMatch((health) -> health.startsWith("ok")));
 		// A rule evaluated before its rate had two samples records nothing until its next
-		// evaluation: wait for every recorded series (each is used by an alert or a
-		// panel).
+		// evaluation: wait for every recorded series (an alert or a panel uses each).
 		await("every recorded series has data",
 				() -> AlertRules.recordings()
 					.keySet()
