@@ -4,7 +4,7 @@
 # optionally followed by a streamed load through the proxy (LOAD=1: N streamed chat requests,
 # default 12,000, 256 at a time, 8 tokens in and 4 out, by the jar's own bench), with extra flags
 # for the training JVM (TFLAGS, e.g. -XX:CompileThresholdScaling=0.2 so that C2 compiles the
-# per-request code within the load). Session 17 compared two such caches under churn (issue #13):
+# per-request code within the load). Two such caches, compared under churn:
 #
 #   OUT=/tmp/base.aot bench/aot-train.sh
 #   OUT=/tmp/load.aot LOAD=1 TFLAGS="-XX:CompileThresholdScaling=0.2" bench/aot-train.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What Reactor Netty's HTTP server costs per request on its own (issue #13, session 10): the two
+# What Reactor Netty's HTTP server costs per request on its own: the two
 # servers of bench/bare/BareServers.java (the same trivial handler on Reactor Netty's HttpServer
 # and on Netty's codec alone, 2 epoll event loops each, JDK 17, -Xmx256m) under the churn
 # client's non-streaming rate mode, alternated round by round; CPU per request from each

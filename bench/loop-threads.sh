@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Per-thread CPU (user, system), sleeps, preemptions and run-queue waits of tokengap's and nginx's
-# threads over whole churn client runs (issue #13, session 16): /proc/<pid>/task/*/{stat,status,
+# threads over whole churn client runs: /proc/<pid>/task/*/{stat,status,
 # schedstat} before and after each run, summed per thread name. Direct runs show the backend's.
 #
 #   bench/loop-threads.sh            # ~7 minutes; SCEN (client mode words), ROUNDS ["1 2"], WARM [15],

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a proxy's event-loop threads spend each relayed event (issue #13, session 16).
+"""Where a proxy's event-loop threads spend each relayed event.
 
 Reads `perf script --ns -F comm,tid,cpu,time,event,trace` of a `perf record -a` with the events
 raw_syscalls:sys_enter, raw_syscalls:sys_exit, sched:sched_switch and sched:sched_wakeup, keeps

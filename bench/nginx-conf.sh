@@ -1,4 +1,4 @@
-# Sourced by the bench scripts: the nginx every benchmark puts beside tokengap (issue #5, #13).
+# Sourced by the bench scripts: the nginx every benchmark puts beside tokengap.
 #
 #   nginx_conf DIR PORT UPSTREAM_PORT [MAIN-CONTEXT-LINES]   prints nginx.conf for DIR/nginx.conf
 #

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Proxy overhead benchmark (issue #5): the one-way delay each proxy adds to every SSE event, its
+# Proxy overhead benchmark: the one-way delay each proxy adds to every SSE event, its
 # CPU per event, its peak RSS and how often it coalesces events, against a direct connection.
 #
 #   bench/overhead.sh            # ~15 minutes; results in target/overhead/
 #
-# Targets, alternated A B C A B C in one session so drift on a shared machine hits each alike:
+# Targets, alternated A B C A B C in one run so drift on a shared machine hits each alike:
 #   direct    probe -> stamped backend
 #   tokengap  probe -> tokengap (the packaged jar, JDK 17, G1, -Xmx256m) -> backend
 #   nginx     probe -> nginx (proxy_buffering off, HTTP/1.1 keep-alive upstream) -> backend
@@ -12,7 +12,7 @@
 # 1000 x 50 ms (20k/s). Then tokengap on JDK 25 with G1 against generational ZGC.
 # Loopback only; every run asks for a fixed number of events and stops by itself.
 #
-# Then request churn (issue #13): a client and a backend that are not tokengap's code
+# Then request churn: a client and a backend that are not tokengap's code
 # (bench/churn/client.mjs, backend.mjs: Node, raw sockets, hand-written HTTP/1.1), with their own
 # tokengap (the same jar, JDK 17, -Xmx256m, defaults) and nginx (the same config) in front of the
 # Node backend, the same targets alternated the same way. Scenarios (CHURN, words):
@@ -60,7 +60,7 @@ TUNED_FLAGS=${TUNED_FLAGS:-}
 TG_FLAGS=${TG_FLAGS:-}
 TUNED_PORT=27480
 # An earlier build of tokengap as another target, tokengap-before (same JDK 17, -Xmx256m): before
-# against after in one session.
+# against after in one run.
 BEFORE_JAR=${BEFORE_JAR:-}
 BEFORE_PORT=27580
 # The churn part's own Node backend, tokengap (and tuned, before) and nginx.
@@ -156,7 +156,7 @@ start_nginx() { # start_nginx NAME PORT UPSTREAM_PORT: sets NAME_MASTER and NAME
 
 echo "overhead: machine $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)"
 # Netfilter's connection tracking (Docker's engine loads it, and its rules stay after the engine
-# stops) raised every proxy's cost per request 1.7 to 2 times in sessions 17 and 18: record it, at
+# stops) raised every proxy's cost per request 1.7 to 2 times (measured 4 December 2026): record it, at
 # the start and at the end. Packets are tracked while rules hook netfilter; the module can stay
 # loaded with old entries after the rules are flushed (nft flush ruleset), so both are recorded.
 netfilter_state() {

@@ -8,8 +8,8 @@
 # The profiler comes from Maven Central (tools.profiler:async-profiler 4.2, linux-x64) unless
 # ASYNC_PROFILER names a libasyncProfiler.so. A 15 s unrecorded warm-up (WARMUP_S) runs first; the
 # profiler is attached after it (jcmd JVMTI.agent_load, its options quoted or jcmd splits them at
-# '='), so start-up and the first, interpreted requests are not in the profile (before session 17
-# they were; ATTACH=start profiles from the JVM's start as then). The profile covers all threads;
+# '='), so start-up and the first, interpreted requests are not in the profile (ATTACH=start
+# profiles from the JVM's start instead). The profile covers all threads;
 # bench/profile_summary.py keeps the loops. AP_EXTRA adds async-profiler options, ending in a comma:
 # AP_EXTRA=ann, marks each Java frame's kind (C2, C1, interpreted, inlined) for bench/profile_tiers.py.
 # FLOOR=http profiles the Netty floor proxy (bench/bare/NettyFloorProxy.java, as bench/overhead.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How long a process's threads wait for a CPU, window by window (issue #13, session 23).
+"""How long a process's threads wait for a CPU, window by window.
 
     python3 bench/runqueue.py PID SECONDS [--threads PREFIX[,PREFIX...]] [--interval-ms 10]
 

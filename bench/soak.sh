@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak benchmark (issue #6, item 6; not in CI): tokengap (the packaged jar, JDK 17, -Xmx256m,
+# Soak benchmark (not in CI): tokengap (the packaged jar, JDK 17, -Xmx256m,
 # Netty leak detection at paranoid) in front of the simulator, under STREAMS concurrent streams
 # for DURATION_S with faults: clients that cancel mid-stream (FIN or RST), slow readers, engine
 # resets mid-stream (X-Sim-Reset-After), held events (X-Sim-Stall), engine errors (400, 404) and,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a proxy's added delay per event goes (issue #13): tokengap and nginx in front of the churn
+# Where a proxy's added delay per event goes: tokengap and nginx in front of the churn
 # backend, each with bench/stampshim preloaded, alternated with a direct connection in one run.
 # For every content event the shim notes how late (after the backend's stamp, the same
 # CLOCK_MONOTONIC) the proxy's read of it returned and how late its write of it returned; the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where fixed:100's slow events come from (issue #13, session 23): the event loop's own queue, or
+# Where fixed:100's slow events come from: the event loop's own queue, or
 # the machine's scheduler leaving a runnable loop without a CPU. Runs the churn client's fixed:100
 # (200 streams of 100 tokens, an event every 20 ms) through tokengap (the packaged jar) and through
 # the Netty floor proxy (bench/bare/NettyFloorProxy.java http), one after the other in each round,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Startup benchmark (issue #13, item 3): time from process start to ready, i.e. to the first
+# Startup benchmark: time from process start to ready, i.e. to the first
 # /actuator/health that answers UP on the management port, for
 #
 #   aot      the image (docker/Dockerfile) as it ships: JDK 25 with the AOT cache /app/tokengap.aot

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# System calls per non-streaming request (issue #13): the packaged jar under the churn client's
+# System calls per non-streaming request: the packaged jar under the churn client's
 # rate mode (bench/churn/client.mjs --mode rate, the Node backend of bench/churn/), `strace -c -f`
 # attached to the JVM for STRACE_S seconds in the middle of the run. One run per flag set, the
 # tables one after the other; counts are divided by the requests the window should hold (rate x

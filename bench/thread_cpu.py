@@ -6,7 +6,7 @@
 Threads are grouped by name with digits dropped ("tokengap-epoll-1" and "-2" are one group; so
 are "C1 CompilerThre" and "C2 CompilerThre", which /proc names alike). Each line is one interval:
 the groups that used more than 0.05 s in it (THREAD_CPU_MIN), largest first. A thread that ends within an interval
-loses its share of that interval. Used in session 18 to see how much CPU the JIT takes in the
+loses its share of that interval. Shows, for example, how much CPU the JIT takes in the
 first minutes of a churn load and how the event loops' own CPU falls as it finishes.
 """
 import collections

@@ -1,8 +1,8 @@
-// What Reactor Netty's HTTP server costs per request, on its own (issue #13, session 10): two
-// servers with the same trivial handler, one on Reactor Netty's HttpServer (as tokengap's proxy
-// port is served), one on Netty's HttpServerCodec alone. Both read the request body, then answer
-// with the Node backend's non-streaming chat completion (its bytes, a content-length), on 2 epoll
-// event loops. Run by bench/bare-servers.sh; not part of tokengap.
+// What Reactor Netty's HTTP server costs per request, on its own: two servers with the same trivial
+// handler, one on Reactor Netty's HttpServer (as tokengap's proxy port is served), one on Netty's
+// HttpServerCodec alone. Both read the request body, then answer with the Node backend's
+// non-streaming chat completion (its bytes, a content-length), on 2 epoll event loops. Run by
+// bench/bare-servers.sh; not part of tokengap.
 //
 //   java -cp CLASSPATH bench/bare/BareServers.java reactor|netty PORT
 import java.nio.charset.StandardCharsets;

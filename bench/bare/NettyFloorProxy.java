@@ -1,9 +1,9 @@
-// The floor under issue #13's targets (session 14): the least a Netty program does to proxy the
+// The floor under tokengap's performance targets: the least a Netty program does to proxy the
 // churn benchmark's traffic, with none of tokengap's work (no SSE scan, no timing, no metrics, no
 // Reactor, no request parsing, no engine pool: one engine connection per client connection, on
 // the client connection's event loop, as nginx's keep-alive pool ends up using them). Whatever
 // tokengap costs above this is tokengap's; what this costs above nginx is the JVM's and Netty's,
-// and no tokengap built on Reactor Netty (the brief's stack) can go below it. Run by
+// and no tokengap built on Reactor Netty can go below it. Run by
 // bench/overhead.sh (FLOOR="tcp http"); not part of tokengap.
 //
 //   java -cp CLASSPATH bench/bare/NettyFloorProxy.java tcp|http[+tuned] PORT UPSTREAM_PORT

@@ -1,4 +1,4 @@
-// An engine stand-in for the churn benchmark (issue #13): a vLLM-shaped OpenAI server written on
+// An engine stand-in for the churn benchmark: a vLLM-shaped OpenAI server written on
 // Node's `net` module with a hand-written HTTP/1.1 server, so that neither end of the benchmark is
 // tokengap's own code (Reactor Netty).
 //
@@ -26,7 +26,7 @@
 // --spread-ms S: each stream's first content event waits a uniform random 0..S ms instead (and the
 // rest follow on that schedule), so that streams started together do not tick together. Without
 // it a closed loop's streams keep the phases they started with, and their events come in bursts
-// (like one vLLM engine step's tokens for every running sequence); docs/performance.md, session 13.
+// (like one vLLM engine step's tokens for every running sequence).
 //
 // --fault N: every N-th stream is cut (socket destroyed) halfway through its content events, to
 // check that a client counts broken streams. Counters are printed on SIGTERM / SIGINT and served

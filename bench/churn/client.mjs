@@ -1,4 +1,4 @@
-// The churn benchmark's load client (issue #13): Node's `net` module with a hand-written HTTP/1.1
+// The churn benchmark's load client: Node's `net` module with a hand-written HTTP/1.1
 // client (keep-alive pool, chunked decoding, SSE scanning), so that neither end of the benchmark is
 // tokengap's own code. Pairs with bench/churn/backend.mjs, whose content events carry
 // "tg_sent_ns":"<CLOCK_MONOTONIC ns>" stamped right before their socket write.

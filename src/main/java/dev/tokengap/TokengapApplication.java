@@ -26,8 +26,8 @@ public class TokengapApplication {
 		}
 		SpringApplication application = new SpringApplication(TokengapApplication.class);
 		if (simulatorMode(args)) {
-			// The simulator is a bare Reactor Netty server: no proxy port, no management
-			// port.
+			// The simulator is a bare Reactor Netty server: no proxy port,
+			// no management port.
 			application.setWebApplicationType(WebApplicationType.NONE);
 			application.setKeepAlive(true);
 		}

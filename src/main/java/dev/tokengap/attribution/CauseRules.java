@@ -94,8 +94,7 @@ final class CauseRules {
 	static Verdict verdict(Spike spike, Evidence evidence, AttributionProperties properties) {
 		if (spike.engineGapNanos() < spike.thresholdNanos()) {
 			// On time from the engine: either the client's socket was full (writes
-			// waited) or
-			// this host was slow to get to the write at all.
+			// waited) or this host was slow to get to the write at all.
 			boolean waited = 2 * spike.socketWaitNanos() >= spike.writeDelayNanos() + spike.earlierWaitNanos();
 			return waited
 					? new Verdict(SpikeCause.CLIENT_BACKPRESSURE, List.of(SpikeCause.CLIENT_BACKPRESSURE),
@@ -104,9 +103,8 @@ final class CauseRules {
 		}
 		if (evidence.heldBack() >= HELD_BACK_BURST) {
 			// The events after the gap came in a burst: the engine had produced them
-			// while this
-			// stream waited, and something after it (its API server, the network) held
-			// them.
+			// while this stream waited, and something after it (its API server, the
+			// network) held them.
 			return new Verdict(SpikeCause.ENGINE_OTHER, List.of(SpikeCause.ENGINE_OTHER), SpikeScope.AFTER_ENGINE);
 		}
 		if (!evidence.engineCovered()) {
@@ -146,8 +144,7 @@ final class CauseRules {
 			}
 			else {
 				// A queue waiting for capacity slows nobody's step: beside other streams
-				// that shared
-				// the stall it is a state, kept as matched, not the reason.
+				// that shared the stall it is a state, kept as matched, not the reason.
 				cause = firstOf(prefilled, grew, false);
 			}
 		}

@@ -95,8 +95,8 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 		for (int i = before; i <= after; i++) {
 			runningMax = Math.max(runningMax, window[i].running());
 			waitingMax = Math.max(waitingMax, window[i].waiting());
-			// NaN, once any sample lacks it, stays NaN: the count is then not used at
-			// all.
+			// NaN, once any sample lacks it, stays NaN:
+			// the count is then not used at all.
 			capacityMax = Math.max(capacityMax, window[i].waitingForCapacity());
 			kvMax = Math.max(kvMax, window[i].kvUsage());
 		}

@@ -127,8 +127,7 @@ final class PeerStreams {
 			cover(n, wrapped);
 			if (first >= this.from) {
 				// Not decoding when the gap began (its prefill finished inside it): its
-				// events
-				// still show the engine stepping.
+				// events still show the engine stepping.
 				return;
 			}
 			this.decoding++;
@@ -140,8 +139,7 @@ final class PeerStreams {
 			int start = latestAtOrBefore(this.arrivals, n, this.from);
 			if (live && start >= 0 && this.arrivals[start] < this.from - this.window / 2) {
 				// Silent since well before this gap began: preempted, perhaps, and
-				// waiting to be
-				// recomputed. If it has already resumed, when.
+				// waiting to be recomputed. If it has already resumed, when.
 				long resumed = (start > 0) ? this.arrivals[start - 1] : -1;
 				this.waiting
 					.add(new PeerView.Waiting(peer, this.arrivals[start], resumed, timer.contentEvents() - start));

@@ -165,8 +165,8 @@ public final class SpikeAttributor implements AutoCloseable {
 	private void attribute(Spike spike, PeerView peers) {
 		this.pending.decrementAndGet();
 		try {
-			// A scrape or two may fail under load; older samples no longer describe the
-			// gap.
+			// A scrape or two may fail under load;
+			// older samples no longer describe the gap.
 			long stale = 4 * this.intervalNanos;
 			// Behind a pool the samples come from whichever engine answered: they
 			// describe none.

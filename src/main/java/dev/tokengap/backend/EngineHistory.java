@@ -189,10 +189,8 @@ public final class EngineHistory {
 	}
 
 	// The read* methods may run while an append is under way (optimistic read): they must
-	// not
-	// fail on inconsistent fields, only return something the caller then discards. Every
-	// index
-	// is reduced modulo the capacity, so no array access can go out of bounds.
+	// not fail on inconsistent fields, only return something the caller then discards.
+	// Every index is reduced modulo the capacity, so no array access goes out of bounds.
 
 	private EngineSample readLatest() {
 		long count = this.appended;

@@ -105,8 +105,7 @@ final class EngineRoster {
 	}
 
 	// The first engine's totals are the mirror's start (as before any restart was seen);
-	// a
-	// further engine adds nothing until its counters rise.
+	// a further engine adds nothing until its counters rise.
 	private void firstSight(double[] raw) {
 		boolean first = this.seen.size() == 1;
 		for (int i = 0; i < COUNTERS; i++) {

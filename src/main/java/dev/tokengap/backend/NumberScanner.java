@@ -10,8 +10,7 @@ package dev.tokengap.backend;
 final class NumberScanner {
 
 	// 10^0..10^22 are exact doubles; with a mantissa below 2^53 one multiply or divide is
-	// then
-	// correctly rounded (Clinger's fast path).
+	// then correctly rounded (Clinger's fast path).
 	private static final double[] POWERS_OF_TEN = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
 			1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 
@@ -119,8 +118,8 @@ final class NumberScanner {
 			if (c < '0' || c > '9') {
 				return Integer.MIN_VALUE;
 			}
-			// Past the cap the value is 0 or infinite anyway; capping keeps the int from
-			// overflowing.
+			// Past the cap the value is 0 or infinite anyway;
+			// capping keeps the int from overflowing.
 			exponent = Math.min(exponent * 10 + (c - '0'), EXPONENT_CAP);
 		}
 		return negative ? -exponent : exponent;

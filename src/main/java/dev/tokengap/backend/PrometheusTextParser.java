@@ -179,8 +179,8 @@ public final class PrometheusTextParser {
 
 	private static int lineEnd(CharSequence text, int start, int length) {
 		if (text instanceof String string) {
-			// String.indexOf is vectorised: comment lines (a third of vLLM's) cost next
-			// to nothing.
+			// String.indexOf is vectorised: comment lines (a third of vLLM's)
+			// cost next to nothing.
 			int newline = string.indexOf('\n', start);
 			return (newline < 0) ? length : newline;
 		}

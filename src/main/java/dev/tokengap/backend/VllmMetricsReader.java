@@ -93,8 +93,7 @@ public final class VllmMetricsReader {
 				WAITING_BY_REASON = 11, PROMPT_BY_SOURCE = 12, PROMPT_BY_SOURCE_BARE = 13;
 
 		// Some releases write counters without the _total suffix; the suffixed name wins
-		// when
-		// both appear, as does the V1 KV name over the V0 one.
+		// when both appear, as does the V1 KV name over the V0 one.
 		private static final String[] NAMES = { "vllm:num_requests_running", "vllm:num_requests_waiting",
 				"vllm:num_requests_swapped", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc",
 				"vllm:num_preemptions_total", "vllm:num_preemptions", "vllm:prompt_tokens_total", "vllm:prompt_tokens",
@@ -102,8 +101,7 @@ public final class VllmMetricsReader {
 				"vllm:prompt_tokens_by_source_total", "vllm:prompt_tokens_by_source" };
 
 		// Identity: prometheus_client's process collector, or (multiprocess mode, where
-		// it is
-		// absent) the counter's creation time.
+		// it is absent) the counter's creation time.
 		private static final String START_TIME = "process_start_time_seconds";
 
 		private static final String CREATED = "vllm:num_preemptions_created";
@@ -179,8 +177,8 @@ public final class VllmMetricsReader {
 			return true;
 		}
 
-		// Several API-server processes (pid label) each have a start: the oldest is the
-		// server's.
+		// Several API-server processes (pid label) each have a start:
+		// the oldest is the server's.
 		private void startTime(int kind, double value) {
 			if (kind == START) {
 				this.startTime = Double.isNaN(this.startTime) ? value : Math.min(this.startTime, value);

@@ -75,8 +75,8 @@ final class HistogramSnapshot {
 		int i = 0;
 		for (Map.Entry<Double, Double> bucket : now.entrySet()) {
 			edges[i] = bucket.getKey();
-			// A counter reset (a restart between the scrapes) leaves the later counts as
-			// they are.
+			// A counter reset (a restart between the scrapes)
+			// leaves the later counts as they are.
 			double earlier = then.getOrDefault(bucket.getKey(), 0.0);
 			counts[i++] = (earlier <= bucket.getValue()) ? bucket.getValue() - earlier : bucket.getValue();
 		}

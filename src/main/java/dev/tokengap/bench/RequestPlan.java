@@ -66,9 +66,8 @@ final class RequestPlan {
 	static String body(String endpoint, String model, String prompt, int maxTokens) {
 		if ("responses".equals(endpoint)) {
 			// Usage comes in response.completed unasked. Without ignore_eos the engine
-			// may stop
-			// before max_output_tokens: TPOT divides by the tokens the stream reports,
-			// not those asked.
+			// may stop before max_output_tokens: TPOT divides by the tokens the stream
+			// reports, not those asked.
 			return "{\"model\":" + quote(model) + ",\"input\":" + quote(prompt) + ",\"max_output_tokens\":" + maxTokens
 					+ ",\"stream\":true}";
 		}

@@ -49,8 +49,8 @@ public final class StrictRequestHandler extends ChannelInboundHandlerAdapter {
 	@Override
 	public void channelRead(ChannelHandlerContext ctx, Object msg) {
 		if (this.refused) {
-			// The framing of the refused request is unknown: whatever follows is not a
-			// request.
+			// The framing of the refused request is unknown:
+			// whatever follows is not a request.
 			ReferenceCountUtil.release(msg);
 			return;
 		}

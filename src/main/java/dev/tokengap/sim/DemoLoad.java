@@ -59,10 +59,8 @@ public final class DemoLoad implements AutoCloseable {
 	private Mono<Void> oneRequest(SplittableRandom random) {
 		int maxTokens = 32 + random.nextInt(224);
 		// One request in ten carries a long prompt: its prefill shows up as a gap in the
-		// others.
-		// Each prompt starts differently, or the simulator's prefix cache would serve the
-		// long
-		// ones after the first.
+		// others. Each prompt starts differently, or the simulator's prefix cache would
+		// serve the long ones after the first.
 		int promptChars = (random.nextInt(10) == 0) ? 6000 + random.nextInt(6000) : 40 + random.nextInt(400);
 		String body = "{\"model\":\"" + this.model + "\",\"stream\":true,\"max_tokens\":" + maxTokens
 				+ ",\"stream_options\":{\"include_usage\":true},\"messages\":[{\"role\":\"user\",\"content\":\""

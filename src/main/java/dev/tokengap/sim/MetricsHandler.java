@@ -30,8 +30,8 @@ final class MetricsHandler {
 	Mono<Void> metrics(HttpServerRequest request, HttpServerResponse response) {
 		MetricsFaults current = this.faults.get();
 		Duration delay = current.delay(this.engine.properties().metricsDelay());
-		// Mono.delay waits on a timer, never on the event loop; the body is read after
-		// the wait.
+		// Mono.delay waits on a timer, never on the event loop;
+		// the body is read after the wait.
 		Mono<Void> answer = Mono.defer(() -> answer(response, current));
 		return delay.isZero() ? answer : Mono.delay(delay).then(answer);
 	}

@@ -26,8 +26,8 @@ final class PythonFloats {
 		}
 		String repr = repr(value);
 		int dot = repr.indexOf('.');
-		// prometheus_client: "Go switches to exponents sooner than Python", quirks
-		// (e+010) included.
+		// prometheus_client: "Go switches to exponents sooner than Python",
+		// quirks (e+010) included.
 		if (value > 0 && dot > 6) {
 			String mantissa = repr.charAt(0) + "." + repr.substring(1, dot) + repr.substring(dot + 1);
 			return stripZerosAndDots(mantissa) + "e+0" + (dot - 1);

@@ -36,8 +36,7 @@ final class SequenceGroup {
 		for (int i = 0; i < call.n(); i++) {
 			String seed = (i == 0) ? call.promptText() : call.promptText() + '\u0000' + i;
 			// Every choice has the same prompt: the prefix cache serves it to all but the
-			// first,
-			// as vLLM's parallel sampling shares the prompt's KV blocks.
+			// first, as vLLM's parallel sampling shares the prompt's KV blocks.
 			this.sequences.add(new SimSequence((call.n() > 1) ? i + "_" + traceId : traceId, call.promptText(),
 					call.promptTokens(), call.maxTokens(), engine.vocabulary().textsFor(seed),
 					faults.engineStallTokens(), faults.engineStallNanos()));

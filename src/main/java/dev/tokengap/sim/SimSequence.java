@@ -36,8 +36,7 @@ final class SimSequence {
 	private final TokenVocabulary.Texts texts;
 
 	// Unicast with an unbounded buffer: the engine never waits for a slow client, tokens
-	// queue
-	// per request as they do in vLLM's output queue.
+	// queue per request as they do in vLLM's output queue.
 	private final Sinks.Many<TokenOutput> sink = Sinks.many().unicast().onBackpressureBuffer();
 
 	State state = State.NEW;

@@ -37,8 +37,8 @@ final class SseResponder {
 		Flux<ChoiceOutput> held = hold(outputs, faults);
 		Flux<String> events = faults.errorBeforeFirst() ? dropFirst(held, shape) : body(held, shape, faults);
 		Flux<ByteBuf> buffers = events.map((event) -> ByteBufUtil.writeUtf8(response.alloc(), event));
-		// Headers go out at once, as vLLM's; the first token's event only follows the
-		// prefill.
+		// Headers go out at once, as vLLM's;
+		// the first token's event only follows the prefill.
 		response.status(HttpResponseStatus.OK).header(HttpHeaderNames.CONTENT_TYPE, EVENT_STREAM);
 		Mono<Void> sent = response.sendHeaders().send(buffers, (buffer) -> true).then();
 		return faults.resets() ? sent.then(Mono.defer(() -> reset(response))) : sent;

@@ -109,8 +109,8 @@ final class StepCompletion {
 			this.scheduler.remove(sequence, SimSequence.State.FINISHED);
 			this.metrics.finished(sequence);
 		}
-		// Never blocks: the sink buffers for a slow client; it fails only once the client
-		// is gone.
+		// Never blocks: the sink buffers for a slow client;
+		// it fails only once the client is gone.
 		Sinks.EmitResult result = sequence.sink().tryEmitNext(output);
 		if (last) {
 			sequence.sink().tryEmitComplete();

@@ -80,8 +80,8 @@ final class StepScheduler {
 			SimSequence sequence = this.waiting.peekFirst();
 			int cached = this.prefixCache.cachedTokens(sequence);
 			int tokens = chunk(sequence.pendingTokens() - cached, budget);
-			// Without chunking a prompt over the budget still goes in whole, but alone
-			// among prefills.
+			// Without chunking a prompt over the budget still goes in whole,
+			// but alone among prefills.
 			if (tokens > budget && plan.prefillTokens() > 0) {
 				return;
 			}
@@ -146,8 +146,7 @@ final class StepScheduler {
 		for (StepPlan.Scheduled scheduled : plan.scheduled()) {
 			SimSequence sequence = scheduled.sequence();
 			// At the step that produces token K, or the first after it when accepted
-			// drafts
-			// (speculative decoding) carried the output past K.
+			// drafts (speculative decoding) carried the output past K.
 			int next = sequence.engineStallsApplied;
 			if (next < sequence.engineStallTokens.length && sequence.generated >= sequence.engineStallTokens[next]
 					&& scheduled.producesToken()) {

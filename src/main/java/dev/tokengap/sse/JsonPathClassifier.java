@@ -40,9 +40,8 @@ final class JsonPathClassifier {
 			CTX_ROOT, CTX_ROOT, CTX_ROOT, CTX_RESPONSE, CTX_ROOT, CTX_RESPONSE };
 
 	// Keys, grouped by the context they are looked up in; since a key is only known
-	// within its own
-	// context, a key also says what a value means. Ids above the keys name array elements
-	// and the root.
+	// within its own context, a key also says what a value means. Ids above the keys name
+	// array elements and the root.
 	private static final int UNKNOWN = 0, ERROR = 1, OBJECT = 2, CHOICES = 3, USAGE = 4, TYPE = 5, ROOT_DELTA = 6,
 			RESPONSE = 7, METRICS = 8, DELTA = 9, TEXT = 10, INDEX = 11, CONTENT = 12, REASONING_CONTENT = 13,
 			REASONING = 14, TOOL_CALLS = 15, ROLE = 16, COMPLETION_TOKENS = 17, OUTPUT_TOKENS = 18, BLOCK_TEXT = 19,

@@ -115,8 +115,8 @@ final class JsonStringReader {
 		}
 		this.unicode = (this.unicode << 4) | digit;
 		if (++this.unicodeDigits == 4) {
-			// keys and values we match are ASCII, so any other code point only has to
-			// mismatch
+			// The keys and values we match are ASCII,
+			// so any other code point only has to mismatch.
 			append((this.unicode < 0x80) ? (byte) this.unicode : NON_ASCII);
 			this.state = CHARS;
 		}

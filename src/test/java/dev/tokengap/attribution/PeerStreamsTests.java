@@ -48,8 +48,8 @@ class PeerStreamsTests {
 	@Test
 	void aStallEveryStreamSharedIsEngineWideEvenWhenTheirEventsLandJustInsideTheGap() {
 		StreamTimer self = stream("self", 100, 980, 1000);
-		// Their tokens of the steps before and after the stall arrive a millisecond after
-		// ours.
+		// Their tokens of the steps before and after
+		// the stall arrive a millisecond after ours.
 		stream("a", 100, 981, 1001, 1601);
 		stream("b", 100, 982, 1002);
 		PeerView view = this.peers.during(self, 1000 * MS, 1600 * MS);

@@ -51,8 +51,7 @@ class PrefixCacheScenarioTests extends ScenarioSupport {
 		}
 		for (int i = 0; i < STALL_TOKENS.length; i++) {
 			// Token STALL_TOKENS[i] of cache-decode-i comes from a step 500 ms longer:
-			// the long prompt
-			// arrives while it runs and is prefilled in the next step.
+			// the long prompt arrives while it runs and is prefilled in the next step.
 			awaitTokens("cache-decode-" + i, STALL_TOKENS[i]);
 			Mono.delay(Duration.ofMillis(150)).block();
 			streams.add(start(longPrompt("cache-long-" + i)));

@@ -204,8 +204,8 @@ abstract class ScenarioSupport {
 	/** Waits until every started stream ended and their spikes have been judged. */
 	void awaitAll(List<Mono<Void>> streams) {
 		Mono.when(streams).block(Duration.ofSeconds(120));
-		// A spike is judged one scrape interval plus the scrape timeout after its gap
-		// closed.
+		// A spike is judged one scrape interval plus
+		// the scrape timeout after its gap closed.
 		Mono.delay(Duration.ofMillis(1500)).block();
 	}
 

@@ -58,9 +58,8 @@ class EngineMetricsFaultIntegrationTests {
 	@Test
 	void theMirrorFollowsAnEngineWhoseMetricsChangeAndBreakWhileStreamsAreUnaffected() throws Exception {
 		// A scrape abandoned during the delay leaves Reactor Netty's server writing to a
-		// closed
-		// connection, which drops the body unreleased: a wrapped array is the GC's, never
-		// a leak.
+		// closed connection, which drops the body unreleased: a wrapped array is the
+		// GC's, never a leak.
 		engine.route("/metrics", (req, res) -> res.header("content-type", "text/plain; version=0.0.4")
 			.sendByteArray(Mono.delay(delay.get()).map((tick) -> exposition.get().getBytes(StandardCharsets.UTF_8))));
 		HealthyStream.script(engine);

@@ -71,8 +71,8 @@ class EnginePoolIntegrationTests {
 			.stepCostPerSeq(Duration.ofNanos(100_000))
 			.build();
 		idle = SimulatorServer.start(fast, "127.0.0.1", 0);
-		// A KV pool too small for eight long streams: this engine has preempted before
-		// tokengap starts.
+		// A KV pool too small for eight long streams:
+		// this engine has preempted before tokengap starts.
 		busy = SimulatorServer.start(fast.toBuilder().numKvBlocks(150).blockSize(16).maxModelLen(2048).build(),
 				"127.0.0.1", 0);
 		preempt(busy);
@@ -87,8 +87,8 @@ class EnginePoolIntegrationTests {
 		busy.close();
 	}
 
-	// First: the one WARN comes when the pool is first seen, which this test brings
-	// about.
+	// First: the one WARN comes when the pool is first seen,
+	// which this test brings about.
 	@Test
 	@Order(1)
 	void aPoolIsCountedWarnedAboutAndNeverMirroredAsOneEngine(CapturedOutput output) {
@@ -97,8 +97,8 @@ class EnginePoolIntegrationTests {
 		front.pool();
 		List<Double> mirrored = new ArrayList<>();
 		long[] poolSeenAt = { 0 };
-		// Watch a dozen reconnects (each landing on the other engine) once the pool is
-		// seen.
+		// Watch a dozen reconnects (each landing on the other engine)
+		// once the pool is seen.
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> {
 			PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 			if (!metrics.matching("tokengap_backend_preemptions_total").isEmpty()) {

@@ -62,8 +62,8 @@ class MetricsScraperTests {
 		this.engine.respond(200, CONTENT_TYPE, V1_FULL);
 		scraper(Duration.ofMillis(100), Duration.ofMillis(80), DataSize.ofMegabytes(4)).start();
 		waiting().until(() -> this.listener.samples.size() >= 3);
-		// The very first scrape may pay for class loading on a busy machine; from then on
-		// all succeed.
+		// The very first scrape may pay for class loading on a busy machine;
+		// from then on all succeed.
 		List<String> outcomes = List.copyOf(this.listener.outcomes);
 		assertThat(outcomes.subList(outcomes.indexOf("scraped"), outcomes.size())).containsOnly("scraped");
 		EngineSample[] samples = this.history.window(Long.MIN_VALUE, Long.MAX_VALUE);

@@ -38,8 +38,7 @@ class PrometheusTextParserFuzzTests {
 			.isLessThanOrEqualTo(nonBlankLines(text));
 
 		// The CharSequence path (no String.indexOf) reads the same; a visitor that wants
-		// nothing
-		// still has every line checked and counted.
+		// nothing still has every line checked and counted.
 		Fingerprint fromBuilder = new Fingerprint();
 		assertThat(new PrometheusTextParser().parse(new StringBuilder(text), fromBuilder)).isEqualTo(malformed);
 		if (fromBuilder.hash != whole.hash || fromBuilder.samples != whole.samples) {

@@ -62,8 +62,8 @@ class BenchIntegrationTests {
 			assertThat(d.p95()).isLessThanOrEqualTo(d.p99());
 			assertThat(d.p99()).isLessThanOrEqualTo(d.max());
 		}
-		// 5 ms engine steps plus per-sequence cost: a TPOT of a few ms, never less than a
-		// step
+		// 5 ms engine steps plus per-sequence cost: a TPOT of a few ms,
+		// never less than a step
 		assertThat(r.tpot.p50()).isBetween(4.5, 100.0);
 		assertThat(r.e2el.mean()).isGreaterThan(r.ttft.mean() + (OUTPUT - 1) * 4.5);
 		assertThat(r.jitter.count()).isEqualTo(PROMPTS);
@@ -88,8 +88,7 @@ class BenchIntegrationTests {
 			assertThat(row.clientBucketedP50()).isPositive();
 		}
 		// Same events, same edges, same estimator: the proxy's and the client's medians
-		// agree
-		// (each event is timed when written by one and when read by the other)
+		// agree (each event is timed when written by one and when read by the other)
 		assertThat(itl.tokengapP50()).isCloseTo(itl.clientBucketedP50(), within(3.0));
 		// The client cannot see a first token before the engine produced it
 		assertThat(ttft.clientP50()).isGreaterThanOrEqualTo(ttft.engineP50() * 0.5);

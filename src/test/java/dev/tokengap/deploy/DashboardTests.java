@@ -19,9 +19,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The Grafana dashboards of {@code grafana/}: current schema, the datasource, namespace,
  * pod, model_name and endpoint variables used by every query whose series carry those
- * labels, only series of the metrics contract or vLLM's, and the panels issue #4 and
- * contract version 2 ask for. (PrometheusContainerTests runs every query against real
- * series.)
+ * labels, only series of the metrics contract or vLLM's, and the panels the dashboards
+ * promise (engine overlays, stalls, goodput, stream shape) and contract version 2 asks
+ * for. (PrometheusContainerTests runs every query against real series.)
  */
 class DashboardTests {
 
@@ -176,9 +176,8 @@ class DashboardTests {
 					assertThat(matchers).as(where).contains("cluster=~\"$cluster\", namespace=~\"$namespace\"");
 					if (series.startsWith("vllm:")) {
 						// The engine of the selected pods (vLLM has no endpoint label),
-						// and the selected models
-						// through tokengap_model_info, or on equal model_name where
-						// tokengap does not export it.
+						// and the selected models through tokengap_model_info, or on
+						// equal model_name where tokengap does not export it.
 						assertThat(matchers).as(where).contains(ENGINE_FILTER).doesNotContain("endpoint=");
 						if (!matchers.contains("model_name=~\"$model_name\"")) {
 							assertThat(query.expr()).as("%s: filtered by model through tokengap_model_info", where)

@@ -51,8 +51,8 @@ class DemoComposeTests {
 		assertThat(config).contains("- /etc/prometheus/rules/tokengap-rules.yaml")
 			.contains("job_name: tokengap")
 			.contains("metrics_path: /actuator/prometheus");
-		// With the rules file where compose mounts it, the whole configuration checks
-		// out.
+		// With the rules file where compose mounts it,
+		// the whole configuration checks out.
 		Path dir = Files.createTempDirectory("tokengap-prometheus");
 		try {
 			Files.copy(ProjectFiles.path(AlertRules.FILE), dir.resolve("tokengap-rules.yaml"));

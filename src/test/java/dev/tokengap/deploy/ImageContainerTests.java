@@ -214,8 +214,8 @@ class ImageContainerTests {
 	@Test
 	@Order(3)
 	void managementPortServesTheContractSeries() throws IOException {
-		// An engine stall of 600 ms before token 8: a spike, so the spike series exists
-		// too.
+		// An engine stall of 600 ms before token 8: a spike,
+		// so the spike series exists too.
 		SseRequests.chat(proxyUrl(), 16, "Hello", "X-Sim-Engine-Stall", "8:600");
 		String scrape = awaitScrapeContaining("# TYPE tokengap_gap_spike_seconds histogram");
 		String labels = "model_name=\"" + TokengapImage.MODEL + "\"";
@@ -250,8 +250,8 @@ class ImageContainerTests {
 	@Test
 	@Order(4)
 	void stopDrainsInFlightStreamsForTheDrainTimeAndCutsLongerOnes() throws Exception {
-		// ~20 ms per simulated token: the short stream ends within the drain, the long
-		// one cannot.
+		// ~20 ms per simulated token: the short stream ends within the drain,
+		// the long one cannot.
 		CompletableFuture<List<String>> shortStream = CompletableFuture.supplyAsync(() -> chat(60));
 		CompletableFuture<List<String>> longStream = CompletableFuture.supplyAsync(() -> chat(3000));
 		waitForInflightStreams(2);

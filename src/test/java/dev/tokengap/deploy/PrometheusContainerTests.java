@@ -70,9 +70,8 @@ class PrometheusContainerTests {
 		TokengapImage.get();
 		network = Network.newNetwork();
 		// 48 blocks of 16 tokens for streams of ~150 + 60 tokens: the engine must
-		// preempt.
-		// One draft token per step, accepted half the time: the engine-health dashboard's
-		// speculative-decoding panel has data too.
+		// preempt. One draft token per step, accepted half the time: the engine-health
+		// dashboard's speculative-decoding panel has data too.
 		simulator = TokengapImage.simulator(network, "simulator", "--tokengap.sim.num-kv-blocks=48",
 				"--tokengap.sim.max-model-len=512", "--tokengap.sim.num-speculative-tokens=1",
 				"--tokengap.sim.spec-acceptance-rate=0.5");
@@ -134,8 +133,7 @@ class PrometheusContainerTests {
 		await("every recording rule evaluated", () -> !api.recordingRules().isEmpty()
 				&& api.recordingRules().values().stream().allMatch((health) -> health.startsWith("ok")));
 		// A rule evaluated before its rate had two samples records nothing until its next
-		// evaluation: wait for every recorded series (each is used by an alert or a
-		// panel).
+		// evaluation: wait for every recorded series (an alert or a panel uses each).
 		await("every recorded series has data",
 				() -> AlertRules.recordings()
 					.keySet()
@@ -216,8 +214,7 @@ class PrometheusContainerTests {
 			report.variable(dashboard.name() + " / $" + name, query, found);
 			if (found.isEmpty() && "cluster".equals(name)) {
 				// One Prometheus, no `cluster` external label: Grafana offers only All,
-				// which matches
-				// series without the label.
+				// which matches series without the label.
 				assertThat(variable.path("includeAll").asBoolean()).isTrue();
 				values.put(name, variable.path("allValue").asString());
 				continue;

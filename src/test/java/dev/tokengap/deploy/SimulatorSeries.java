@@ -35,8 +35,8 @@ final class SimulatorSeries {
 	}
 
 	private static Set<String> scrape() {
-		// With drafts: the spec_decode series exist only on an engine that drafts, as in
-		// vLLM.
+		// With drafts: the spec_decode series exist only on an engine that drafts,
+		// as in vLLM.
 		SimulatorProperties drafting = SimulatorProperties.defaults().toBuilder().numSpeculativeTokens(1).build();
 		try (SimulatorServer simulator = SimulatorServer.start(drafting, "127.0.0.1", 0)) {
 			Set<String> series = new TreeSet<>();

@@ -127,8 +127,8 @@ class MetricsContractTests {
 		MetricsProperties defaults = new Binder().bindOrCreate("tokengap.metrics", MetricsProperties.class);
 		TokengapMeters meters = new TokengapMeters(this.registry, defaults.edges(null), 400 * MS, () -> 0);
 		TokengapMeters.registerBuildInfo(this.registry, "0.1.0", defaults.profileInUse(null));
-		// The data points of one (model, endpoint) pair, with the in-flight and stalled
-		// gauges' rows.
+		// The data points of one (model, endpoint) pair,
+		// with the in-flight and stalled gauges' rows.
 		meters.meters("m", Endpoint.CHAT_COMPLETIONS);
 		meters.countRequest("m", Endpoint.CHAT_COMPLETIONS, 200);
 		meters.recordSpike("m", "engine_other", 0.5);

@@ -70,9 +70,8 @@ class ClientFaultIntegrationTests extends ScriptedUpstreamTests {
 	@ParameterizedTest(name = "{0}")
 	@ValueSource(strings = { "m-last-event", "m-after-done" })
 	void aClientGoneAtTheEndOfTheStreamCancelsTheEngineRequest(String model) throws Exception {
-		// The engine has written part of its last event, or all of it and [DONE], but not
-		// yet
-		// the end of its body.
+		// The engine has written part of its last event, or all of it and [DONE],
+		// but not yet the end of its body.
 		String last = model.equals("m-last-event") ? "data: {\"choices\":[{\"index\":0,\"delta\":{\"cont"
 				: ScriptedUpstream.chatEvent("two") + "data: [DONE]\n\n";
 		upstream.handle((req, res) -> {

@@ -81,9 +81,8 @@ class EngineConnectionIntegrationTests {
 	@Test
 	void anIdleConnectionTheEngineClosedCostsNoRequest() throws Exception {
 		String path = "/v1/idle-closed";
-		// uvicorn closes a keep-alive connection after its timeout (5 s) without saying
-		// so
-		// in the response
+		// uvicorn closes a keep-alive connection after its timeout (5 s)
+		// without saying so in the response
 		engine.answer(path, (request) -> new Answer(json("{}"), true));
 		try (RawHttpClient client = RawHttpClient.connect(this.port, 0)) {
 			client.send(post(path));
@@ -101,9 +100,8 @@ class EngineConnectionIntegrationTests {
 	@Test
 	void aHeadResponseHasNoBodyAndLeavesTheConnectionReusable() {
 		String path = "/v1/head";
-		// a HEAD response's Content-Length describes a body that is not sent: a client
-		// that
-		// waited for it would hang, one that read the next response as it would misframe
+		// A HEAD response's Content-Length describes a body that is not sent: a client
+		// waiting for it would hang, one reading the next response as it would misframe.
 		engine.answer(path,
 				(request) -> new Answer(request.startsWith("HEAD")
 						? "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 9\r\n\r\n"

@@ -68,8 +68,8 @@ class ExpositionIntegrationTests extends ScriptedUpstreamTests {
 	@Test
 	void scrapeIsAcceptedByPromtool() throws Exception {
 		String scrape = PrometheusText.scrape(this.managementPort).text();
-		// The whole scrape must parse; lint findings may only concern Micrometer's JVM
-		// series.
+		// The whole scrape must parse;
+		// lint findings may only concern Micrometer's JVM series.
 		Promtool.Result whole = Promtool.runWithInput(scrape, "check", "metrics");
 		assertThat(whole.exit()).as("promtool check metrics said:%n%s", whole.output()).isIn(0, 3);
 		assertThat(whole.output().lines().filter((line) -> line.startsWith("tokengap_"))).isEmpty();

@@ -44,8 +44,8 @@ class GracefulShutdownIntegrationTests {
 			.supplyAsync(() -> StreamingClient.record("http://127.0.0.1:" + port + "/v1/chat/completions",
 					"{\"model\":\"sim-llama-3-8b\",\"stream\":true,"
 							+ "\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"));
-		// Let the stream start, then shut down while it is in flight (about 2 s of tokens
-		// left).
+		// Let the stream start,
+		// then shut down while it is in flight (about 2 s of tokens left).
 		await().atMost(Duration.ofSeconds(10))
 			.until(() -> context.getBean(dev.tokengap.sim.SimulatorServer.class).engine().running() == 1);
 		long closing = System.nanoTime();

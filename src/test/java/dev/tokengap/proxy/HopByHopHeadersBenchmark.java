@@ -25,8 +25,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * Cost of one header copy ({@link HopByHopHeaders#copy}, twice per request): the names a
  * {@code Connection} line gives compared in place, against the set of lower-cased names
- * it used before session 20 ({@link #lowerCasedSet}, kept here as the baseline). One op =
- * one copy of an OpenAI client's request headers or of vLLM's response headers.
+ * it used until 90e6960 ({@link #lowerCasedSet}, kept here as the baseline). One op = one
+ * copy of an OpenAI client's request headers or of vLLM's response headers.
  *
  * <pre>
  * java -cp target/test-classes:target/classes:$(cat target/test-classpath.txt) org.openjdk.jmh.Main \

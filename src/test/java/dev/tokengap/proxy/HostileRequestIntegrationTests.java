@@ -54,8 +54,8 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 		String response = raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
 				+ "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
 		assertThat(response).startsWith("HTTP/1.1 ");
-		// Whatever reached the engine was re-framed by tokengap: one length, no chunked
-		// framing.
+		// Whatever reached the engine was re-framed by tokengap: one length,
+		// no chunked framing.
 		for (var received : upstream.received("/v1/completions")) {
 			assertThat(received.headers().contains("transfer-encoding")).isFalse();
 			assertThat(received.headers().getAll("content-length")).hasSizeLessThanOrEqualTo(1);
@@ -107,8 +107,8 @@ class HostileRequestIntegrationTests extends ScriptedUpstreamTests {
 		upstream.respond(200, "application/json", "{}");
 		RawHttpClient.Response response = RawHttpClient.exchange(this.port, request + NEXT);
 		assertThat(response.statuses()).as(response.text()).containsExactly(400);
-		// A later request on a new connection reaches the engine; by then nothing else
-		// did.
+		// A later request on a new connection reaches the engine;
+		// by then nothing else did.
 		assertThat(RawHttpClient.exchange(this.port, "GET /v1/later HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 			.statuses()).containsExactly(200);
 		assertThat(upstream.received()).extracting(ScriptedUpstream.Received::uri).containsExactly("/v1/later");

@@ -43,8 +43,7 @@ final class JacksonFacts {
 					}
 				}
 				// (the parse before the scanner skipped nothing after "model" or
-				// "stream": an object
-				// there ended its read of the root early)
+				// "stream": an object there ended its read of the root early)
 				parser.skipChildren();
 			}
 			return new RequestFacts(model, stream, includeUsage);

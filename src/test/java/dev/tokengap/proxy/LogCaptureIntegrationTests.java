@@ -65,8 +65,8 @@ class LogCaptureIntegrationTests extends ScriptedUpstreamTests {
 			assertThat(exposition).as("exposition").doesNotContain(secret);
 			assertThat(spikes).as("/actuator/spikes").doesNotContain(secret);
 		}
-		// The capture did see the exchanges: what is logged about them is there, without
-		// content.
+		// The capture did see the exchanges: what is logged about them is there,
+		// without content.
 		assertThat(output.getAll()).contains("answered 413", "answered 504", "Decoding failed", "spike request_id=");
 	}
 

@@ -134,8 +134,8 @@ class OpenProxyIntegrationTests extends ScriptedUpstreamTests {
 		double before = PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused);
 		assertThat(send("CONNECT " + this.foreignHost + " HTTP/1.1\r\nHost: " + this.foreignHost + "\r\n").statuses())
 			.containsExactly(400);
-		// counted when the exchange closes, which may be just after the client has its
-		// answer
+		// counted when the exchange closes,
+		// which may be just after the client has its answer
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(
 					PrometheusText.scrape(this.managementPort).value("tokengap_requests_total", refused))

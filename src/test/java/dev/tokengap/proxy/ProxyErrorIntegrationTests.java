@@ -56,8 +56,8 @@ class ProxyErrorIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(recording.headers().get("content-type")).isEqualTo("application/json");
 		assertThat(recording.text()).startsWith("{\"error\":{\"message\":\"The engine sent no response headers within")
 			.contains("\"type\":\"GatewayTimeoutError\"", "\"code\":504");
-		// It asked to stream: tokengap's own 504 is a stream that timed out (contract
-		// v2).
+		// It asked to stream:
+		// tokengap's own 504 is a stream that timed out (contract v2).
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
 				.value("tokengap_streams_total", "model_name", "m-err", "outcome", "upstream_timeout")).isEqualTo(1));

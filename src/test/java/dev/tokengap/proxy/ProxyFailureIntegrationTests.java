@@ -39,8 +39,8 @@ class ProxyFailureIntegrationTests extends ScriptedUpstreamTests {
 	@Test
 	void aFailureBeforeForwardingIsAnswered500WithoutLeakingTheBody() {
 		upstream.respond(200, "application/json", "{}");
-		// A bug's usual shape: an exception without a message, thrown while the request
-		// is routed.
+		// A bug's usual shape: an exception without a message,
+		// thrown while the request is routed.
 		this.labels.onUnlisted(() -> {
 			throw new IllegalStateException();
 		});

@@ -137,9 +137,8 @@ class ProxyStreamingIntegrationTests extends ScriptedUpstreamTests {
 		post("m-nousage");
 		PrometheusText metrics = scrape();
 		String[] m = { "model_name", "m-nousage", "endpoint", "chat_completions" };
-		// over 5 - 1 events: at least 60 ms, far from the 12.6 ms of the 20 tokens a
-		// usage
-		// chunk would give
+		// over 5 - 1 events: at least 60 ms,
+		// far from the 12.6 ms of the 20 tokens a usage chunk would give
 		assertTimePerOutputToken(metrics, m, 4);
 		assertThat(metrics.value("tokengap_time_per_output_token_seconds_bucket", with(m, "le", "0.05"))).isZero();
 	}

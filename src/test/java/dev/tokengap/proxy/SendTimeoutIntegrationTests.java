@@ -63,9 +63,8 @@ class SendTimeoutIntegrationTests extends ScriptedUpstreamTests {
 			long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
 			while (System.nanoTime() < until) {
 				// 8 KB every 100 ms: far slower than the engine, but the socket takes
-				// bytes every
-				// few hundred milliseconds once the kernel's buffers drain, never silent
-				// for 2 s.
+				// bytes every few hundred milliseconds once the kernel's buffers drain,
+				// never silent for 2 s.
 				assertThat(client.readWithin(Duration.ofMillis(50))).isNotNegative();
 				Thread.sleep(100);
 			}

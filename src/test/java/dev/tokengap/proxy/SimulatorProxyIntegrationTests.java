@@ -44,8 +44,7 @@ class SimulatorProxyIntegrationTests {
 	@Test
 	void clientCancelAbortsTheEngineRequestWithin100Milliseconds() {
 		// The first cancels run while the JIT still compiles the whole path on this
-		// 2-core
-		// machine; the claim is about the path itself, so it is checked once warm.
+		// 2-core machine; the claim is about the path itself, so it is checked once warm.
 		for (int warmup = 0; warmup < 2; warmup++) {
 			cancelMidStreamAndTimeTheAbort();
 		}

@@ -37,8 +37,8 @@ class SpikeCorrectionIntegrationTests extends ScriptedUpstreamTests {
 		for (int i = 0; i < 40; i++) {
 			steps.add(Step.of((i == 25) ? 700 : (i == 0) ? 0 : 20, chat("\"content\":\"t" + i + "\"")));
 		}
-		// 39 gaps of 20 ms inside the engine: 780 ms; tokengap receives them over 1,460
-		// ms.
+		// 39 gaps of 20 ms inside the engine: 780 ms;
+		// tokengap receives them over 1,460 ms.
 		steps.add(Step.of(20, "data: {\"id\":\"chatcmpl-c\",\"object\":\"chat.completion.chunk\",\"created\":1,"
 				+ "\"model\":\"m-corrected\",\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":40,"
 				+ "\"total_tokens\":44},\"metrics\":{\"time_to_first_token_ms\":30.5,\"generation_time_ms\":780.0,"
@@ -49,8 +49,7 @@ class SpikeCorrectionIntegrationTests extends ScriptedUpstreamTests {
 				"{\"model\":\"m-corrected\",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
 		assertThat(recording.status()).isEqualTo(200);
 		// On a loaded machine a 20 ms gap can also stretch into a spike; it is corrected
-		// the
-		// same way, so every spike of the stream is counted once, under engine_other.
+		// the same way, so every spike of the stream is counted once, under engine_other.
 		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
 			long listed = PrometheusText.get(this.managementPort, "/actuator/spikes")
 				.split("\"model\":\"m-corrected\"", -1).length - 1;

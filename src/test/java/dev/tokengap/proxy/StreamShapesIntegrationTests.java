@@ -152,9 +152,8 @@ class StreamShapesIntegrationTests extends ScriptedUpstreamTests {
 		assertThat(metrics.value("tokengap_inter_token_latency_seconds_count", m)).isEqualTo(2 * (TOKENS - 1));
 		// One clock for the stream would make each b chunk, 1 ms after its a chunk, a gap
 		// under 10 ms: TOKENS - 1 of them. Per choice, none, except where a starved
-		// machine
-		// (CI with load 9 on 2 cores) read two of a choice's chunks in one go: the client
-		// really saw those together.
+		// machine (CI with load 9 on 2 cores) read two of a choice's chunks in one go:
+		// the client really saw those together.
 		assertThat(metrics.value("tokengap_inter_token_latency_seconds_bucket", with(m, "le", "0.01")))
 			.as("no gap between two choices' chunks")
 			.isLessThan((TOKENS - 1) / 2.0);

@@ -67,8 +67,8 @@ class MetricsHandlerTests extends FreshSimulatorTests {
 				"vllm:prompt_tokens_by_source_created", "vllm:prompt_tokens_cached_total",
 				"vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:request_prompt_tokens",
 				"vllm:request_queue_time_seconds");
-		// The fixture leaves out prometheus_client's process collector (see the next
-		// test).
+		// The fixture leaves out prometheus_client's
+		// process collector (see the next test).
 		ours.remove("process_start_time_seconds");
 		ours.forEach((family, lines) -> assertThat(lines).as(family).isEqualTo(vllm.get(family)));
 	}

@@ -34,8 +34,8 @@ class SpeculativeDecodingTests {
 				.map(StreamingClient.Event::content)
 				.filter((text) -> !text.isEmpty())
 				.toList();
-			// The first token comes from the prefill; then 4 tokens a step: 1 + 4 + 4 =
-			// 9.
+			// The first token comes from the prefill; then 4 tokens a step:
+			// 1 + 4 + 4 = 9.
 			assertThat(contents).hasSize(3);
 			assertThat(contents.get(1).trim().split(" ")).hasSize(4);
 			assertThat(exchange.body()).contains("\"completion_tokens\":9");

@@ -42,8 +42,8 @@ class SseEventScannerFuzzTests {
 		List<Integer> dispatchOffsets = new ArrayList<>();
 		feed(new SseEventScanner(), stream, 0, stream.length, whole, dispatchOffsets);
 
-		// AssertJ only once a check has failed: the fuzzer's executions per second are
-		// the budget.
+		// AssertJ only once a check has failed:
+		// the fuzzer's executions per second are the budget.
 		List<String> split = split(stream, splits);
 		if (!split.equals(whole)) {
 			assertThat(split).as("split at %s", Arrays.toString(splits)).isEqualTo(whole);

@@ -17,8 +17,8 @@ public final class LeakCheckExtension implements AfterAllCallback {
 
 	@Override
 	public void afterAll(ExtensionContext context) {
-		// Leaks are reported when a collected, unreleased buffer is noticed at a later
-		// allocation.
+		// Leaks are reported when a collected,
+		// unreleased buffer is noticed at a later allocation.
 		for (int i = 0; i < 3; i++) {
 			System.gc();
 			ByteBuf probe = PooledByteBufAllocator.DEFAULT.buffer(1);
