@@ -38,7 +38,10 @@
 #               JDK 17, -Xmx256m, 2 event loops): the floor under any tokengap on Reactor Netty.
 #               A word with "+tuned" (e.g. http+tuned, target netty-http-tuned) runs that floor
 #               with the Netty settings tokengap's main method sets (TokengapApplication.nettyDefaults:
-#               no leak detection, the pooled allocator); without it the floor has Netty's defaults
+#               no leak detection, the pooled allocator); without it the floor has Netty's defaults.
+#               The word "reactor" (target netty-reactor) is the floor of tokengap's own stack:
+#               Reactor Netty's HttpServer to its pooled HttpClient on colocated loops, each read
+#               flushed, nothing measured, with tokengap's Netty settings (bench/bare/ReactorNettyRelay.java)
 #
 #   LOADS="" CHURN="fixed:100 rate:500" bench/overhead.sh     # the churn scenarios only
 set -Eeuo pipefail
@@ -247,12 +250,14 @@ start_floor() { # start_floor NAME MODE[+tuned] PORT: the Netty floor proxy in f
   local name=$1 mode=$2 port=$3
   ports_free "$port"
   [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
-  "$JAVA17" -Xmx256m -cp "$(cat target/bare-classpath.txt)" bench/bare/NettyFloorProxy.java "$mode" "$port" "$CB_PORT" \
+  local program=NettyFloorProxy
+  [ "$mode" = reactor ] && program=ReactorNettyRelay
+  "$JAVA17" -Xmx256m -cp "$(cat target/bare-classpath.txt)" "bench/bare/$program.java" "$mode" "$port" "$CB_PORT" \
     >"$OUT/$name.log" 2>&1 &
   floor_PID=$!
   PIDS+=($floor_PID)
   FLOOR_PIDS+=($floor_PID)
-  for _ in $(seq 120); do grep -qs NettyFloorProxy "$OUT/$name.log" && return 0; sleep 0.5; done
+  for _ in $(seq 120); do grep -qs "$program" "$OUT/$name.log" && return 0; sleep 0.5; done
   echo "overhead: $name did not come up" >&2; exit 1
 }
 
