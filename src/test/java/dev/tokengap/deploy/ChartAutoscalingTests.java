@@ -92,8 +92,9 @@ class ChartAutoscalingTests {
 		map(typo, "spec").put("minReplicas", 1);
 		assertThat(kedaSchema().validate(JSON.<JsonNode>valueToTree(typo)).toString()).contains("minReplicas");
 		Map<String, Object> wrong = new Yaml().load(new Yaml().dump(render(ENABLED).one("ScaledObject")));
-		list(map(wrong, "spec"), "triggers").get(0).put("metricType", "Average");
-		assertThat(kedaSchema().validate(JSON.<JsonNode>valueToTree(wrong))).isNotEmpty();
+		map(wrong, "spec").put("pollingInterval", "15s");
+		list(map(wrong, "spec"), "triggers").get(0).put("type", "");
+		assertThat(kedaSchema().validate(JSON.<JsonNode>valueToTree(wrong))).hasSize(2);
 	}
 
 	@Test
