@@ -225,6 +225,39 @@ class InjectionTests {
 		assertThat(after.metadata().getAnnotations()).isEqualTo(before.metadata().getAnnotations());
 	}
 
+	/**
+	 * A predictor the KServe Component cannot inject without replacing something of the
+	 * operator's fails the build on the test op that says what.
+	 */
+	@Test
+	void kserveRefusesAnEngineWithHooksASecondContainerOrVolumesOfItsOwn(@TempDir Path dir) throws IOException {
+		String hooks = "lifecycle: {postStart: {exec: {command: [warm]}}}";
+		Map<String, String> refused = Map.of("hooks", "containers/0/lifecycle", "second", "containers/1/name",
+				"volumes", "volumes");
+		for (Map.Entry<String, String> shape : refused.entrySet()) {
+			Path caseDir = Files.createDirectories(dir.resolve(shape.getKey()));
+			Files.writeString(caseDir.resolve("isvc.yaml"), """
+					apiVersion: serving.kserve.io/v1beta1
+					kind: InferenceService
+					metadata: {name: m, labels: {tokengap.dev/inject: "true"}}
+					spec:
+					  predictor:
+					    %s
+					    containers:
+					      - {name: kserve-container, image: vllm/vllm-openai:v0.29.0, ports: [{containerPort: 8080}]%s}
+					      %s
+					""".formatted(shape.getKey().equals("volumes") ? "volumes: [{name: cache, emptyDir: {}}]" : "",
+					shape.getKey().equals("hooks") ? ", " + hooks : "",
+					shape.getKey().equals("second") ? "- {name: shipper, image: fluent/fluent-bit:3.2}" : ""));
+			Files.writeString(caseDir.resolve("kustomization.yaml"), "resources: [isvc.yaml]\ncomponents: [%s]\n"
+				.formatted(caseDir.relativize(ProjectFiles.path("deploy/kustomize/tokengap-kserve"))));
+			Kustomize.Result result = Kustomize.tryBuild(caseDir);
+			assertThat(result.exit()).as(shape.getKey()).isNotZero();
+			assertThat(result.stdout()).isEmpty();
+			assertThat(result.stderr()).contains("testing value /spec/predictor/" + shape.getValue() + " failed");
+		}
+	}
+
 	@Test
 	void theStrictParserRejectsAFieldKubernetesDoesNotDefine() {
 		String typo = """

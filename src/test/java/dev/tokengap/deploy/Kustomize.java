@@ -42,7 +42,12 @@ final class Kustomize {
 
 	/** {@code kubectl kustomize DIR}: the built manifests. */
 	static String build(Path dir) {
-		return run(null, Map.of(), kubectl().getPath(), "kustomize", dir.toString()).successfully();
+		return tryBuild(dir).successfully();
+	}
+
+	/** {@code kubectl kustomize DIR}, whether it succeeds or fails. */
+	static Result tryBuild(Path dir) {
+		return run(null, Map.of(), kubectl().getPath(), "kustomize", dir.toString());
 	}
 
 	/**

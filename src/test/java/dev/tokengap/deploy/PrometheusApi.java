@@ -66,6 +66,20 @@ final class PrometheusApi {
 		return new Result(null, samples, nan);
 	}
 
+	/**
+	 * An instant query's sample values as Prometheus writes them ("0.25", "NaN"), one per
+	 * series; an error as an IllegalStateException.
+	 */
+	List<String> values(String expr) {
+		JsonNode body = get("/api/v1/query?query=" + encode(expr));
+		if (!"success".equals(body.path("status").asString())) {
+			throw new IllegalStateException(body.path("errorType").asString() + ": " + body.path("error").asString());
+		}
+		List<String> values = new ArrayList<>();
+		body.path("data").path("result").forEach((series) -> values.add(series.path("value").path(1).asString()));
+		return values;
+	}
+
 	double scalar(String expr) {
 		JsonNode result = get("/api/v1/query?query=" + encode(expr)).path("data").path("result");
 		return (result.size() == 0) ? Double.NaN : Double.parseDouble(result.path(0).path("value").path(1).asString());

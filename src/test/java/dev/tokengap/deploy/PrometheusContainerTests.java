@@ -194,6 +194,33 @@ class PrometheusContainerTests {
 	}
 
 	/**
+	 * Every trigger of the chart's ScaledObject, rendered for this Prometheus (the demo's
+	 * namespace, the simulator's model), read as KEDA's Prometheus scaler reads it: a
+	 * valid query with exactly one series (more is an error to KEDA) whose value is a
+	 * finite number (none or NaN would count as 0, scaling on nothing).
+	 */
+	@Test
+	void everyScaledObjectTriggerQueryReturnsOneNumberAsKedaReadsIt() {
+		List<Map<String, Object>> triggers = ChartAutoscalingTests.triggers(ChartTests.render(
+				ChartAutoscalingTests.ENABLED[0], ChartAutoscalingTests.ENABLED[1], ChartAutoscalingTests.ENABLED[2],
+				ChartAutoscalingTests.EVERY_TRIGGER[0], ChartAutoscalingTests.EVERY_TRIGGER[1],
+				"autoscaling.prometheus.selector=namespace=\"demo\"", "vllm.servedModelName=" + TokengapImage.MODEL));
+		assertThat(triggers).hasSize(3);
+		for (Map<String, Object> trigger : triggers) {
+			String query = (String) ChartTests.map(trigger, "metadata").get("query");
+			List<String> values = api.values(query);
+			System.out.printf("  [trigger %s] %s -> %s%n", trigger.get("name"), query, values);
+			assertThat(values).as("%s: one series", query).hasSize(1);
+			double value = Double.parseDouble(values.get(0));
+			assertThat(Double.isFinite(value)).as("%s = %s", query, values.get(0)).isTrue();
+			assertThat(value).isGreaterThanOrEqualTo(0);
+		}
+		assertThat(api.values((String) ChartTests.map(triggers.get(2), "metadata").get("query")).get(0))
+			.as("stalls were injected: the stalled share is above 0")
+			.isNotEqualTo("0");
+	}
+
+	/**
 	 * Resolves namespace, pod, model_name and endpoint as Grafana does: each variable's
 	 * label_values query. Of its values the one with the most requests is used, as
 	 * someone looking at this load would pick (the first in order would be the refused

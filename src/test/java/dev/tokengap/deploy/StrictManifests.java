@@ -103,6 +103,13 @@ final class StrictManifests {
 		return new Manifests(objects);
 	}
 
+	/**
+	 * The strict mapper: a field fabric8's model does not define fails the conversion.
+	 */
+	static ObjectMapper strict() {
+		return STRICT;
+	}
+
 	/** The pod template of a Deployment or StatefulSet. */
 	static PodTemplateSpec template(HasMetadata workload) {
 		if (workload instanceof Deployment deployment) {
