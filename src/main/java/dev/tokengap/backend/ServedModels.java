@@ -48,16 +48,18 @@ public final class ServedModels implements AutoCloseable {
 
 	/**
 	 * Creates the refresher; call {@link #start()} to begin.
+	 * @param client the engine's client, as the proxy reaches it (its pool, TLS and
+	 * timeouts)
 	 * @param base the engine's base URL
 	 * @param interval how often to refresh
 	 * @param listener receives each successfully read list: served id to the engine's
 	 * name for it, in the engine's order
 	 */
-	public ServedModels(String base, Duration interval, Consumer<Map<String, String>> listener) {
+	public ServedModels(HttpClient client, String base, Duration interval, Consumer<Map<String, String>> listener) {
 		this.url = base + "/v1/models";
 		this.interval = interval;
 		this.listener = listener;
-		this.client = HttpClient.create().responseTimeout(Duration.ofSeconds(5));
+		this.client = client.responseTimeout(Duration.ofSeconds(5));
 	}
 
 	/** Reads the list now and then every interval. */

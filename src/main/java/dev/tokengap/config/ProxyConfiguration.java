@@ -118,7 +118,7 @@ class ProxyConfiguration {
 	@Bean(initMethod = "start", destroyMethod = "close")
 	ServedModels servedModels(UpstreamClient upstream, ModelLabels labels, BackendMeters meters,
 			MetricsProperties metrics) {
-		ServedModels served = new ServedModels(upstream.base(), Duration.ofSeconds(60), (models) -> {
+		ServedModels served = new ServedModels(upstream.http(), upstream.base(), Duration.ofSeconds(60), (models) -> {
 			labels.served(models.keySet());
 			meters.servedModels(models, metrics.maxModels());
 		});

@@ -261,6 +261,15 @@ public final class UpstreamClient {
 	}
 
 	/**
+	 * The client the proxy reaches the engine with (its pool, loops, TLS and connect
+	 * timeout), for the engine's other endpoints ({@code /v1/models}).
+	 * @return the client
+	 */
+	public HttpClient http() {
+		return this.http;
+	}
+
+	/**
 	 * @return the engine's base URL, without a trailing slash
 	 */
 	public String base() {

@@ -22,6 +22,9 @@ import reactor.netty.http.server.HttpServer;
  */
 record TlsEngine(DisposableServer server, Path certificate) {
 
+	/** The engine's {@code /v1/models}: one served model. */
+	static final String MODELS = "{\"object\":\"list\",\"data\":[{\"id\":\"served-over-tls\",\"object\":\"model\"}]}";
+
 	private static Path tempDir() {
 		try {
 			Path dir = Files.createTempDirectory("tokengap-tls");
@@ -54,7 +57,7 @@ record TlsEngine(DisposableServer server, Path certificate) {
 				.port(0)
 				.secure((spec) -> spec.sslContext(Http11SslContextSpec.forServer(keys)))
 				.handle((req, res) -> res.header("content-type", "application/json")
-					.sendString(Mono.just("{\"tls\":true}")))
+					.sendString(Mono.just(req.uri().equals("/v1/models") ? MODELS : "{\"tls\":true}")))
 				.bindNow(), pem);
 		}
 		catch (Exception ex) {

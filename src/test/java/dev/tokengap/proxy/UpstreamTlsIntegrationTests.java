@@ -6,14 +6,17 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
+import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.StreamingClient;
 import dev.tokengap.testsupport.StreamingClient.Recording;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * An engine behind TLS with a self-signed certificate the test makes with the JDK's
@@ -30,6 +33,9 @@ class UpstreamTlsIntegrationTests {
 
 	@LocalServerPort
 	private int port;
+
+	@LocalManagementPort
+	private int managementPort;
 
 	@DynamicPropertySource
 	static void engine(DynamicPropertyRegistry registry) {
@@ -49,6 +55,13 @@ class UpstreamTlsIntegrationTests {
 				"{\"model\":\"m-tls\"}");
 		assertThat(answer.status()).isEqualTo(200);
 		assertThat(answer.text()).isEqualTo("{\"tls\":true}");
+	}
+
+	@Test
+	void readsTheEnginesServedModelsOverTheSameTls() {
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(PrometheusText.scrape(this.managementPort)
+				.value("tokengap_model_info", "model_name", "served-over-tls")).isEqualTo(1));
 	}
 
 }
