@@ -30,9 +30,11 @@ import static org.awaitility.Awaitility.await;
  * longer than {@code tokengap.upstream.max-idle-time} they are closed by the background
  * sweep, not only when next acquired (which never comes after a burst).
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.upstream.max-idle-time=500ms" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "management.server.port=0",
+		"tokengap.mode=demo", "tokengap.upstream.max-idle-time=500ms", "tokengap.upstream.max-connections=1000" })
 class UpstreamPoolIntegrationTests extends ScriptedUpstreamTests {
+
+	private String poolId;
 
 	@Test
 	void closesTheIdleConnectionsOfABurstAfterMaxIdleTime() throws Exception {
@@ -68,6 +70,16 @@ class UpstreamPoolIntegrationTests extends ScriptedUpstreamTests {
 				.fromCallable(() -> StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 						"{\"model\":\"m-pool\"}"))
 				.subscribeOn(Schedulers.boundedElastic()), 6);
+		// The test JVM keeps other applications' pools, all in Micrometer's global
+		// registry:
+		// this one is told apart by its bound, and then by its id.
+		this.poolId = PrometheusText.scrape(this.managementPort)
+			.matching("reactor_netty_connection_provider_max_connections", "name", UpstreamClient.POOL_NAME)
+			.stream()
+			.filter((sample) -> sample.value() == 1000)
+			.map((sample) -> sample.labels().get("id"))
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no pool with this application's max-connections"));
 		AtomicReference<Double> activeDuringBurst = new AtomicReference<>(0.0);
 		Disposable watch = Flux.interval(Duration.ofMillis(20))
 			.map((tick) -> pool("reactor_netty_connection_provider_active_connections"))
@@ -79,13 +91,13 @@ class UpstreamPoolIntegrationTests extends ScriptedUpstreamTests {
 			watch.dispose();
 		}
 		assertThat(activeDuringBurst.get()).as("connections in use while the burst was held").isPositive();
-		assertThat(pool("reactor_netty_connection_provider_max_connections")).isEqualTo(2048);
+		assertThat(pool("reactor_netty_connection_provider_max_connections")).isEqualTo(1000);
 		assertThat(pool("reactor_netty_connection_provider_pending_connections")).isZero();
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(pool("reactor_netty_connection_provider_active_connections")).isZero());
 		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
 		assertThat(metrics.matching("reactor_netty_connection_provider_idle_connections", "name",
-				UpstreamClient.POOL_NAME))
+				UpstreamClient.POOL_NAME, "id", this.poolId))
 			.isNotEmpty();
 		assertThat(metrics.matching("reactor_netty_connection_provider_pending_connections_time_seconds_count", "name",
 				UpstreamClient.POOL_NAME, "status", "SUCCESS"))
@@ -94,7 +106,8 @@ class UpstreamPoolIntegrationTests extends ScriptedUpstreamTests {
 	}
 
 	private double pool(String name) {
-		return PrometheusText.scrape(this.managementPort).value(name, "name", UpstreamClient.POOL_NAME);
+		return PrometheusText.scrape(this.managementPort)
+			.value(name, "name", UpstreamClient.POOL_NAME, "id", this.poolId);
 	}
 
 }
