@@ -23,7 +23,7 @@ class BenchOptionsTests {
 		assertThat(o.maxConcurrency()).isEqualTo(8);
 		assertThat(o.inputLen()).isEqualTo(new BenchOptions.LengthRange(10, 20));
 		assertThat(o.outputLen()).isEqualTo(new BenchOptions.LengthRange(32, 32));
-		assertThat(o.goodput()).isEqualTo(new Slo(500, 50, Double.NaN));
+		assertThat(o.goodput()).isEqualTo(new Slo(500, 50, Double.NaN, Double.NaN));
 		assertThat(o.stallThresholdMs()).isEqualTo(250);
 	}
 
@@ -60,7 +60,7 @@ class BenchOptionsTests {
 			.withMessageContaining("--base-url");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> BenchOptions.parse("--base-url", "http://x", "--goodput", "ttfb:5"))
-			.withMessageContaining("ttft, tpot and e2el");
+			.withMessageContaining("ttft, tpot, e2el and maxgap");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> BenchOptions.parse("--base-url", "http://x", "--input-len", "20:10"));
 		assertThatIllegalArgumentException()
@@ -70,14 +70,19 @@ class BenchOptionsTests {
 
 	@Test
 	void aRequestIsGoodWhenItMeetsEveryGivenSlo() {
-		Slo slo = new Slo(100, 20, Double.NaN);
-		assertThat(slo.met(100, 20, 1e9)).isTrue();
-		assertThat(slo.met(100.1, 10, 0)).isFalse();
-		assertThat(slo.met(50, 20.1, 0)).isFalse();
+		Slo slo = new Slo(100, 20, Double.NaN, Double.NaN);
+		assertThat(slo.met(100, 20, 1e9, 1e9)).isTrue();
+		assertThat(slo.met(100.1, 10, 0, 0)).isFalse();
+		assertThat(slo.met(50, 20.1, 0, 0)).isFalse();
 		// one output token: no TPOT, which vLLM counts as 0
-		assertThat(slo.met(50, Double.NaN, 0)).isTrue();
-		assertThat(Slo.NONE.met(1e9, 1e9, 1e9)).isTrue();
+		assertThat(slo.met(50, Double.NaN, 0, 0)).isTrue();
+		assertThat(Slo.NONE.met(1e9, 1e9, 1e9, 1e9)).isTrue();
 		assertThat(Slo.NONE.isSet()).isFalse();
+		Slo noGapOver400 = Slo.parse(java.util.List.of("maxgap:400"));
+		assertThat(noGapOver400.isSet()).isTrue();
+		assertThat(noGapOver400.met(1e9, 1e9, 1e9, 400)).isTrue();
+		assertThat(noGapOver400.met(0, 0, 0, 400.5)).isFalse();
+		assertThat(noGapOver400).hasToString("maxgap:400.00");
 	}
 
 	@Test
