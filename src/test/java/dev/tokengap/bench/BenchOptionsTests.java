@@ -1,6 +1,13 @@
 package dev.tokengap.bench;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
 import org.junit.jupiter.api.Test;
+
+import dev.tokengap.testsupport.ProjectFiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -94,6 +101,18 @@ class BenchOptionsTests {
 		assertThat(d.p99()).isCloseTo(3.97, within(1e-12));
 		assertThat(d.mean()).isCloseTo(2.5, within(1e-12));
 		assertThat(Distribution.of(new double[0]).p50()).isNaN();
+	}
+
+	@Test
+	void everyOptionOfTheUsageIsInTheReadme() {
+		String readme = ProjectFiles.read("README.md");
+		Matcher option = Pattern.compile("--[a-z][a-z-]+").matcher(BenchOptions.USAGE + CompareCommand.USAGE);
+		List<String> options = new ArrayList<>();
+		while (option.find()) {
+			options.add(option.group());
+		}
+		assertThat(options).contains("--warmup", "--dataset", "--dataset-order", "--header", "--gate", "--out")
+			.allSatisfy((name) -> assertThat(readme).as("README names %s", name).contains("`" + name));
 	}
 
 }
