@@ -32,10 +32,11 @@ public final class BenchCommand {
 	}
 
 	/**
-	 * Runs the command.
+	 * Runs the command, or its {@code compare} or {@code sweep} subcommand.
 	 * @param args the arguments after {@code bench}
 	 * @return the exit status: 0 when the run completed with at least one successful
-	 * request, 1 when every request failed, 2 on a usage error
+	 * request, 1 when every request failed, 2 on a usage error ({@link CompareCommand}
+	 * and {@link SweepCommand} say theirs)
 	 */
 	public static int run(String[] args, PrintStream out, PrintStream err) {
 		if (args.length > 0 && "compare".equals(args[0])) {
@@ -125,6 +126,7 @@ public final class BenchCommand {
 	/** vLLM's client asks for the first served model when none is given. */
 	private static String firstModel(BenchOptions options) {
 		String body = HttpClient.create()
+			.headers((headers) -> options.headers().forEach(headers::set))
 			.get()
 			.uri(options.baseUrl() + "/v1/models")
 			.responseSingle((response, content) -> content.asString())

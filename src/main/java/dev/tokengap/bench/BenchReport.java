@@ -72,10 +72,6 @@ final class BenchReport {
 
 	private final BenchOptions options;
 
-	BenchReport(BenchOptions options, LoadRun.Outcome outcome) {
-		this(options, outcome, new LoadRun.Outcome(List.of(), 0));
-	}
-
 	BenchReport(BenchOptions options, LoadRun.Outcome outcome, LoadRun.Outcome warmup) {
 		this.options = options;
 		this.warmupRequests = warmup.results().size();
@@ -221,6 +217,7 @@ final class BenchReport {
 		json.put("smooth_streams", this.smooth);
 		json.put("smooth_stream_goodput", (this.completed == 0) ? null : (double) this.smooth / this.completed);
 		put(json, "ttft", this.ttft, "_ms");
+		confidence(json, "p99_ttft_ms", this.ttftValues);
 		put(json, "tpot", this.tpot, "_ms");
 		put(json, "itl", this.itl, "_ms");
 		put(json, "e2el", this.e2el, "_ms");
@@ -228,6 +225,16 @@ final class BenchReport {
 		put(json, "jitter_ratio", this.jitter, "");
 		this.shape.json(json);
 		return json;
+	}
+
+	/**
+	 * {@code ci_low_KEY} and {@code ci_high_KEY}: the 95 % confidence interval of a p99
+	 * from its sorted values, which compare holds two runs' p99s apart by.
+	 */
+	static void confidence(Map<String, Object> json, String key, double[] sorted) {
+		double[] interval = Distribution.confidence95(sorted, 99);
+		json.put("ci_low_" + key, finite(interval[0]));
+		json.put("ci_high_" + key, finite(interval[1]));
 	}
 
 	static void put(Map<String, Object> json, String name, Distribution d, String unit) {

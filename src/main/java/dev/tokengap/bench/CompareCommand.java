@@ -163,14 +163,15 @@ final class CompareCommand {
 			Gate gate = gates.getOrDefault(key, new Gate(key, 0, 0));
 			double a = gate.worst(bases.stream().mapToDouble((base) -> number(base, key)).toArray());
 			double b = number(next, key);
+			Interval interval = Interval.of(gate, bases, next);
 			gate = gates.get(key);
 			String verdict = "";
 			if (gate != null) {
-				boolean worse = gate.worse(a, b);
-				verdict = gate + (worse ? "  FAIL" : "  ok");
+				boolean worse = (interval != null) ? gate.worse(interval.base(), interval.next()) : gate.worse(a, b);
+				verdict = gate + (worse ? "  FAIL" : "  ok") + ((interval != null) ? " " + interval : "");
 				if (worse) {
-					failures
-						.add(key + " " + Distribution.format(a) + " -> " + Distribution.format(b) + " (" + gate + ")");
+					failures.add(key + " " + Distribution.format(a) + " -> " + Distribution.format(b) + " ("
+							+ ((interval != null) ? interval + ", " : "") + gate + ")");
 				}
 			}
 			out.printf(Locale.ROOT, "%-26s%14s%14s%10s  %s%n", key, Distribution.format(a), Distribution.format(b),
@@ -183,6 +184,34 @@ final class CompareCommand {
 		}
 		out.println("verdict: FAIL: " + String.join("; ", failures));
 		return 1;
+	}
+
+	/**
+	 * The bounds a p99 with a confidence interval in both records is compared by: BASE's
+	 * upper bound (the worst of the repeats') against NEW's lower bound, so a p99 that
+	 * moved within what its own sample size allows does not fail.
+	 *
+	 * @param base BASE's bound
+	 * @param next NEW's bound
+	 */
+	record Interval(double base, double next) {
+
+		static Interval of(Gate gate, List<JsonNode> bases, JsonNode next) {
+			String low = "ci_low_" + gate.key();
+			String high = "ci_high_" + gate.key();
+			boolean everywhere = next.has(low) && bases.stream().allMatch((b) -> b.has(high));
+			if (!everywhere || gate.higherIsBetter()) {
+				return null;
+			}
+			return new Interval(gate.worst(bases.stream().mapToDouble((b) -> number(b, high)).toArray()),
+					number(next, low));
+		}
+
+		@Override
+		public String toString() {
+			return "95% CI upper " + Distribution.format(this.base) + " vs lower " + Distribution.format(this.next);
+		}
+
 	}
 
 	/** A figure of the record, NaN when missing or null. */

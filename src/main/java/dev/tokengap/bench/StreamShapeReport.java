@@ -26,6 +26,9 @@ final class StreamShapeReport {
 	/** Per-stream p99 gap (nearest rank) over streams with at least 10 gaps, ms. */
 	final Distribution streamP99Gap;
 
+	/** Those per-stream p99 gaps, sorted. */
+	final double[] streamP99Gaps;
+
 	/** Streams with a jitter ratio, and those of them above {@link #UNSTABLE_JITTER}. */
 	final int jitterStreams;
 
@@ -44,10 +47,11 @@ final class StreamShapeReport {
 	final Distribution firstAnswer;
 
 	StreamShapeReport(List<StreamResult> ok) {
-		this.streamP99Gap = Distribution.of(ok.stream()
+		this.streamP99Gaps = ok.stream()
 			.filter((r) -> r.gapCount() >= BenchReport.JITTER_MIN_GAPS)
 			.mapToDouble((r) -> r.p99GapNanos() / 1e6)
-			.toArray());
+			.toArray();
+		this.streamP99Gap = Distribution.of(this.streamP99Gaps);
 		double[] jitter = ok.stream()
 			.filter((r) -> r.gapCount() >= BenchReport.JITTER_MIN_GAPS)
 			.mapToDouble(StreamResult::jitterRatio)
@@ -104,6 +108,7 @@ final class StreamShapeReport {
 
 	void json(Map<String, Object> json) {
 		BenchReport.put(json, "stream_p99_gap", this.streamP99Gap, "_ms");
+		BenchReport.confidence(json, "p99_stream_p99_gap_ms", this.streamP99Gaps);
 		json.put("jitter_streams", this.jitterStreams);
 		json.put("unstable_streams", this.unstable);
 		json.put("unstable_stream_share", BenchReport.finite(unstableShare()));

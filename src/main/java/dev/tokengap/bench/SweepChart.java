@@ -74,9 +74,13 @@ final class SweepChart {
 		plot.setRangeAxis(1, axis("p99 per-stream p99 gap (ms)"));
 		plot.mapDatasetToRangeAxis(1, 1);
 		plot.setRenderer(1, renderer(new Color(0xd62728)));
-		for (SweepSummary.Point p : summary.points) {
+		for (int i = 0; i < summary.points.size(); i++) {
+			SweepSummary.Point p = summary.points.get(i);
+			// labels up and to the right, the last one's to the left, so none leaves the
+			// plot
+			double angle = (i == summary.points.size() - 1) ? -3 * Math.PI / 4 : -Math.PI / 4;
 			label(plot, p.outputThroughput(), p.p99TtftMs(), summary.parameter + "=" + SweepSummary.value(p.value()),
-					-3 * Math.PI / 4);
+					angle, (i == summary.points.size() - 1) ? TextAnchor.BOTTOM_RIGHT : TextAnchor.BOTTOM_LEFT);
 		}
 		SweepSummary.Point knee = summary.points.get(summary.knee);
 		ValueMarker marker = new ValueMarker(knee.outputThroughput(), new Color(0x2ca02c), new BasicStroke(2f));
@@ -98,11 +102,19 @@ final class SweepChart {
 		data.addSeries(throughput);
 		XYLineAndShapeRenderer renderer = renderer(new Color(0x9467bd));
 		renderer.setSeriesPaint(1, Color.GRAY);
-		XYPlot plot = new XYPlot(data, axis(summary.parameter.replace('_', ' ')), axis("tokens per second"), renderer);
+		renderer.setSeriesStroke(1,
+				new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] { 6f, 4f }, 0f));
+		XYPlot plot = new XYPlot(data, parameterAxis(summary), axis("tokens per second"), renderer);
 		SweepSummary.Point peak = summary.points.get(summary.goodputPeak);
-		label(plot, peak.value(), peak.tokenGoodput(), "goodput peak", Math.PI / 4);
+		label(plot, peak.value(), peak.tokenGoodput(),
+				"goodput peak: " + summary.parameter + "=" + SweepSummary.value(peak.value()), 3 * Math.PI / 4,
+				TextAnchor.TOP_RIGHT);
 		SweepSummary.Point knee = summary.points.get(summary.knee);
-		plot.addDomainMarker(new ValueMarker(knee.value(), new Color(0x2ca02c), new BasicStroke(2f)));
+		ValueMarker marker = new ValueMarker(knee.value(), new Color(0x2ca02c), new BasicStroke(2f));
+		marker.setLabel("knee");
+		marker.setLabelAnchor(RectangleAnchor.TOP_LEFT);
+		marker.setLabelTextAnchor(TextAnchor.TOP_RIGHT);
+		plot.addDomainMarker(marker);
 		return chart("Goodput against " + summary.parameter.replace('_', ' '), plot);
 	}
 
@@ -112,10 +124,10 @@ final class SweepChart {
 		}
 	}
 
-	private static void label(XYPlot plot, double x, double y, String text, double angle) {
+	private static void label(XYPlot plot, double x, double y, String text, double angle, TextAnchor anchor) {
 		if (Double.isFinite(x) && Double.isFinite(y)) {
 			XYPointerAnnotation annotation = new XYPointerAnnotation(text, x, y, angle);
-			annotation.setTextAnchor(TextAnchor.BOTTOM_CENTER);
+			annotation.setTextAnchor(anchor);
 			plot.addAnnotation(annotation);
 		}
 	}

@@ -163,4 +163,44 @@ class ReleaseFiguresTests {
 		stream.onBytes(Unpooled.copiedBuffer(text, StandardCharsets.UTF_8), nanos);
 	}
 
+	@Test
+	void aSweepTakesAListOfConcurrencyLimitsOrOfRequestRates() {
+		SweepCommand.Plan rates = SweepCommand.Plan
+			.parse(new String[] { "--base-url", "http://x", "--out", "dir", "--request-rate", "1,2.5" });
+		assertThat(rates.parameter()).isEqualTo("request_rate");
+		assertThat(rates.values()).containsExactly(1.0, 2.5);
+		BenchOptions point = rates.at(2.5);
+		assertThat(point.requestRate()).isEqualTo(2.5);
+		assertThat(point.json()).isEqualTo(Path.of("dir", "request-rate-2.50.json"));
+		SweepCommand.Plan limits = SweepCommand.Plan
+			.parse(new String[] { "--base-url", "http://x", "--out=dir", "--max-concurrency=1,4,16", "--warmup", "2" });
+		assertThat(limits.at(16).maxConcurrency()).isEqualTo(16);
+		assertThat(limits.at(16).warmup()).isEqualTo(2);
+		assertThat(limits.at(16).json()).isEqualTo(Path.of("dir", "max-concurrency-16.json"));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SweepCommand.Plan.parse(new String[] { "--base-url", "http://x", "--out", "dir" }));
+		assertThatIllegalArgumentException().isThrownBy(() -> SweepCommand.Plan
+			.parse(new String[] { "--base-url", "http://x", "--out", "d", "--max-concurrency", "1,2.5" }));
+		assertThatIllegalArgumentException().isThrownBy(() -> SweepCommand.Plan.parse(new String[] { "--base-url",
+				"http://x", "--out", "d", "--max-concurrency", "1", "--request-rate", "2" }));
+	}
+
+	@Test
+	void theP99sConfidenceIntervalIsOrderStatisticsAroundItsRank() {
+		double[] sixty = new double[60];
+		for (int i = 0; i < sixty.length; i++) {
+			sixty[i] = i + 1;
+		}
+		// n q = 59.4, 1.96 sqrt(n q (1 - q)) = 1.51: ranks 57 to 61, clamped to 60
+		assertThat(Distribution.confidence95(sixty, 99)).containsExactly(57.0, 60.0);
+		double[] thousand = new double[1000];
+		for (int i = 0; i < thousand.length; i++) {
+			thousand[i] = i + 1;
+		}
+		// n q = 990, spread 6.17: ranks 983 to 998
+		assertThat(Distribution.confidence95(thousand, 99)).containsExactly(983.0, 998.0);
+		assertThat(Distribution.confidence95(new double[] { 7 }, 99)).containsExactly(7.0, 7.0);
+		assertThat(Distribution.confidence95(new double[0], 99)[0]).isNaN();
+	}
+
 }
