@@ -216,6 +216,9 @@ final class BenchReport {
 		json.put("stall_threshold_ms", this.options.stallThresholdMs());
 		json.put("smooth_streams", this.smooth);
 		json.put("smooth_stream_goodput", (this.completed == 0) ? null : (double) this.smooth / this.completed);
+		double[] smoothInterval = Distribution.wilson95(this.smooth, this.completed);
+		json.put("ci_low_smooth_stream_goodput", finite(smoothInterval[0]));
+		json.put("ci_high_smooth_stream_goodput", finite(smoothInterval[1]));
 		put(json, "ttft", this.ttft, "_ms");
 		confidence(json, "p99_ttft_ms", this.ttftValues);
 		put(json, "tpot", this.tpot, "_ms");

@@ -187,9 +187,10 @@ final class CompareCommand {
 	}
 
 	/**
-	 * The bounds a p99 with a confidence interval in both records is compared by: BASE's
-	 * upper bound (the worst of the repeats') against NEW's lower bound, so a p99 that
-	 * moved within what its own sample size allows does not fail.
+	 * The bounds a figure with a confidence interval in both records is compared by: for
+	 * a figure better lower BASE's upper bound (the worst of the repeats') against NEW's
+	 * lower bound, for one better higher BASE's lower bound against NEW's upper bound, so
+	 * a figure that moved within what its run's own sample size allows does not fail.
 	 *
 	 * @param base BASE's bound
 	 * @param next NEW's bound
@@ -197,19 +198,20 @@ final class CompareCommand {
 	record Interval(double base, double next) {
 
 		static Interval of(Gate gate, List<JsonNode> bases, JsonNode next) {
-			String low = "ci_low_" + gate.key();
-			String high = "ci_high_" + gate.key();
-			boolean everywhere = next.has(low) && bases.stream().allMatch((b) -> b.has(high));
-			if (!everywhere || gate.higherIsBetter()) {
+			// lower is better: BASE's upper bound against NEW's lower one; higher: the
+			// reverse
+			String baseKey = (gate.higherIsBetter() ? "ci_low_" : "ci_high_") + gate.key();
+			String nextKey = (gate.higherIsBetter() ? "ci_high_" : "ci_low_") + gate.key();
+			if (!next.has(nextKey) || !bases.stream().allMatch((b) -> b.has(baseKey))) {
 				return null;
 			}
-			return new Interval(gate.worst(bases.stream().mapToDouble((b) -> number(b, high)).toArray()),
-					number(next, low));
+			return new Interval(gate.worst(bases.stream().mapToDouble((b) -> number(b, baseKey)).toArray()),
+					number(next, nextKey));
 		}
 
 		@Override
 		public String toString() {
-			return "95% CI upper " + Distribution.format(this.base) + " vs lower " + Distribution.format(this.next);
+			return "95% CI bounds " + Distribution.format(this.base) + " vs " + Distribution.format(this.next);
 		}
 
 	}

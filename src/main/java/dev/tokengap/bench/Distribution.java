@@ -68,6 +68,21 @@ record Distribution(int count, double mean, double p50, double p90, double p95, 
 		return new double[] { sorted[Math.max(1, Math.min(n, low)) - 1], sorted[Math.max(1, Math.min(n, high)) - 1] };
 	}
 
+	/**
+	 * The Wilson score 95 % confidence interval of a share {@code k / n}.
+	 * @return {low, high}, NaN when {@code n} is 0
+	 */
+	static double[] wilson95(int k, int n) {
+		if (n == 0) {
+			return new double[] { Double.NaN, Double.NaN };
+		}
+		double z = 1.96;
+		double p = (double) k / n;
+		double center = (p + z * z / (2 * n)) / (1 + z * z / n);
+		double half = z * Math.sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / (1 + z * z / n);
+		return new double[] { Math.max(0, center - half), Math.min(1, center + half) };
+	}
+
 	static String format(double value) {
 		if (Double.isNaN(value)) {
 			return "-";

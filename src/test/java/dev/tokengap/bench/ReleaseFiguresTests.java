@@ -13,6 +13,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * The release figures' rules on known inputs: spikes and where they sit, reasoning told
@@ -201,6 +202,10 @@ class ReleaseFiguresTests {
 		assertThat(Distribution.confidence95(thousand, 99)).containsExactly(983.0, 998.0);
 		assertThat(Distribution.confidence95(new double[] { 7 }, 99)).containsExactly(7.0, 7.0);
 		assertThat(Distribution.confidence95(new double[0], 99)[0]).isNaN();
+		// Wilson: 8 of 8 smooth streams, 0.676 to 1; 7 of 8, 0.529 to 0.978
+		assertThat(Distribution.wilson95(8, 8)).containsExactly(new double[] { 0.6756, 1.0 }, within(5e-4));
+		assertThat(Distribution.wilson95(7, 8)).containsExactly(new double[] { 0.5291, 0.9776 }, within(5e-4));
+		assertThat(Distribution.wilson95(0, 0)[0]).isNaN();
 	}
 
 }
