@@ -2,8 +2,10 @@ package dev.tokengap.bench;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -11,7 +13,6 @@ import org.slf4j.ILoggerFactory;
 import org.slf4j.LoggerFactory;
 import reactor.netty.http.client.HttpClient;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -31,12 +32,19 @@ public final class BenchCommand {
 	}
 
 	/**
-	 * Runs the command.
+	 * Runs the command, or its {@code compare} or {@code sweep} subcommand.
 	 * @param args the arguments after {@code bench}
 	 * @return the exit status: 0 when the run completed with at least one successful
-	 * request, 1 when every request failed, 2 on a usage error
+	 * request, 1 when every request failed, 2 on a usage error ({@link CompareCommand}
+	 * and {@link SweepCommand} say theirs)
 	 */
 	public static int run(String[] args, PrintStream out, PrintStream err) {
+		if (args.length > 0 && "compare".equals(args[0])) {
+			return CompareCommand.run(Arrays.copyOfRange(args, 1, args.length), out, err);
+		}
+		if (args.length > 0 && "sweep".equals(args[0])) {
+			return SweepCommand.run(Arrays.copyOfRange(args, 1, args.length), out, err);
+		}
 		BenchOptions options;
 		try {
 			if (args.length == 0 || List.of(args).contains("--help") || List.of(args).contains("-h")) {
@@ -51,14 +59,21 @@ public final class BenchCommand {
 			return 2;
 		}
 		quietLogging();
-		Result result = execute(options, err);
+		Result result;
+		try {
+			result = execute(options, err);
+		}
+		catch (IllegalArgumentException | UncheckedIOException ex) {
+			err.println("bench: " + ex.getMessage());
+			return 2;
+		}
 		out.print(result.report().table());
 		if (result.comparison() != null) {
 			out.print(result.comparison().table());
 		}
 		if (options.json() != null) {
 			try {
-				Files.writeString(options.json(), json(result));
+				Files.writeString(options.json(), RunRecord.text(result));
 			}
 			catch (IOException ex) {
 				err.println("bench: could not write " + options.json() + ": " + ex.getMessage());
@@ -71,40 +86,47 @@ public final class BenchCommand {
 	/** Runs a benchmark and returns its figures (for tests and embedding). */
 	static Result execute(BenchOptions options, PrintStream err) {
 		String model = (options.model() != null) ? options.model() : firstModel(options);
-		List<RequestPlan.Request> plan = RequestPlan.of(options, model);
+		PromptDataset dataset = PromptDataset.load(options.dataset());
+		List<RequestPlan.Request> warmup = RequestPlan.warmup(options, model, dataset);
+		List<RequestPlan.Request> plan = RequestPlan.of(options, model, dataset);
+		int connections = (options.maxConcurrency() > 0) ? options.maxConcurrency()
+				: Math.max(options.numPrompts(), options.warmup());
+		LoadRun load = new LoadRun(LoadRun.httpClient(Math.min(connections, 10_000), options.headers()),
+				options.baseUrl() + options.path(), options.maxConcurrency());
+		LoadRun.Outcome warm = new LoadRun.Outcome(List.of(), 0);
+		if (!warmup.isEmpty()) {
+			try (Progress progress = new Progress(err, "warm-up", warmup.size(), options.progress())) {
+				warm = load.run(warmup, progress);
+			}
+		}
+		// The measured window starts here: the scrapes before it follow the warm-up.
 		MetricsComparison comparison = new MetricsComparison(options.tokengapMetrics(), options.engineMetrics(),
 				options.endpointLabel());
+		EngineRecorder engine = (options.engineMetrics() != null) ? new EngineRecorder(options.engineMetrics()) : null;
 		if (comparison.enabled()) {
 			comparison.before();
 		}
-		int connections = (options.maxConcurrency() > 0) ? options.maxConcurrency() : options.numPrompts();
-		HttpClient client = LoadRun.httpClient(Math.min(connections, 10_000));
+		if (engine != null) {
+			engine.start();
+		}
 		LoadRun.Outcome outcome;
 		try (Progress progress = new Progress(err, plan.size(), options.progress())) {
-			outcome = new LoadRun(client, options.baseUrl() + options.path(), options.maxConcurrency()).run(plan,
-					progress);
+			outcome = load.run(plan, progress);
 		}
-		BenchReport report = new BenchReport(options, outcome);
+		BenchReport report = new BenchReport(options, outcome, warm);
 		MetricsComparison.Result compared = null;
 		if (comparison.enabled()) {
 			sleep(MetricsComparison.SETTLE);
 			compared = comparison.after(report);
 		}
-		return new Result(options, model, report, compared);
-	}
-
-	static String json(Result result) {
-		Map<String, Object> json = result.report().json();
-		json.put("model_id", result.model());
-		if (result.comparison() != null) {
-			json.put("comparison", result.comparison().json());
-		}
-		return JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build().writeValueAsString(json);
+		Map<String, Object> engineRecord = (engine != null) ? engine.stop() : null;
+		return new Result(options, model, report, compared, engineRecord);
 	}
 
 	/** vLLM's client asks for the first served model when none is given. */
 	private static String firstModel(BenchOptions options) {
 		String body = HttpClient.create()
+			.headers((headers) -> options.headers().forEach(headers::set))
 			.get()
 			.uri(options.baseUrl() + "/v1/models")
 			.responseSingle((response, content) -> content.asString())
@@ -144,8 +166,11 @@ public final class BenchCommand {
 	 * @param model the model asked for
 	 * @param report the client's figures
 	 * @param comparison the metrics comparison, or null without metrics URLs
+	 * @param engine the engine's side of the measured window, or null without its metrics
+	 * URL
 	 */
-	record Result(BenchOptions options, String model, BenchReport report, MetricsComparison.Result comparison) {
+	record Result(BenchOptions options, String model, BenchReport report, MetricsComparison.Result comparison,
+			Map<String, Object> engine) {
 	}
 
 }

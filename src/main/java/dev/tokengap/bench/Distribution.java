@@ -48,6 +48,41 @@ record Distribution(int count, double mean, double p50, double p90, double p95, 
 		return sorted[below] + (sorted[above] - sorted[below]) * fraction;
 	}
 
+	/**
+	 * A distribution-free 95 % confidence interval of the {@code percent} percentile of
+	 * what a sorted sample was drawn from: the order statistics at the ranks
+	 * {@code n q -+ 1.96 sqrt(n q (1 - q))} (the normal approximation of the binomial
+	 * count of values below the percentile), clamped to the sample. With 60 values the
+	 * p99's interval runs from the 57th value to the largest.
+	 * @return {low, high}, NaN with no values
+	 */
+	static double[] confidence95(double[] sorted, double percent) {
+		int n = sorted.length;
+		if (n == 0) {
+			return new double[] { Double.NaN, Double.NaN };
+		}
+		double q = percent / 100;
+		double spread = 1.96 * Math.sqrt(n * q * (1 - q));
+		int low = (int) Math.floor(n * q - spread);
+		int high = (int) Math.ceil(n * q + spread) + 1;
+		return new double[] { sorted[Math.max(1, Math.min(n, low)) - 1], sorted[Math.max(1, Math.min(n, high)) - 1] };
+	}
+
+	/**
+	 * The Wilson score 95 % confidence interval of a share {@code k / n}.
+	 * @return {low, high}, NaN when {@code n} is 0
+	 */
+	static double[] wilson95(int k, int n) {
+		if (n == 0) {
+			return new double[] { Double.NaN, Double.NaN };
+		}
+		double z = 1.96;
+		double p = (double) k / n;
+		double center = (p + z * z / (2 * n)) / (1 + z * z / n);
+		double half = z * Math.sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / (1 + z * z / n);
+		return new double[] { Math.max(0, center - half), Math.min(1, center + half) };
+	}
+
 	static String format(double value) {
 		if (Double.isNaN(value)) {
 			return "-";

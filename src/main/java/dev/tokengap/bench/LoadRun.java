@@ -1,11 +1,16 @@
 package dev.tokengap.bench;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.ByteBufMono;
@@ -45,6 +50,7 @@ final class LoadRun {
 		Flux.fromIterable(plan)
 			.delayUntil((request) -> untilArrival(start, request))
 			.flatMap(this::send, this.concurrency)
+			.doOnNext((result) -> result.finished(System.nanoTime()))
 			.doOnNext(results::add)
 			.doOnNext(progress::finished)
 			.blockLast();
@@ -61,7 +67,8 @@ final class LoadRun {
 			StreamResult result = new StreamResult(request.promptTokens(), request.maxTokens(), System.nanoTime());
 			return this.client.post()
 				.uri(this.url)
-				.send(ByteBufMono.fromString(Mono.just(request.body())))
+				.send(ByteBufMono.fromString(Mono.just(request.body()), StandardCharsets.UTF_8,
+						ByteBufAllocator.DEFAULT))
 				.responseConnection((response, connection) -> receive(response, connection, result))
 				.then(Mono.just(result))
 				.onErrorResume((ex) -> {
@@ -94,7 +101,8 @@ final class LoadRun {
 		return (oneLine.length() > 200) ? oneLine.substring(0, 200) + "…" : oneLine;
 	}
 
-	static HttpClient httpClient(int connections) {
+	/** A client with up to {@code connections} and {@code headers} on every request. */
+	static HttpClient httpClient(int connections, Map<String, String> headers) {
 		return HttpClient
 			.create(ConnectionProvider.builder("tokengap-bench")
 				.maxConnections(connections)
@@ -102,10 +110,17 @@ final class LoadRun {
 				.maxIdleTime(Duration.ofSeconds(4))
 				.build())
 			.headers((h) -> h.set(HttpHeaderNames.CONTENT_TYPE, "application/json")
-				.set(HttpHeaderNames.ACCEPT, "text/event-stream"))
+				.set(HttpHeaderNames.ACCEPT, "text/event-stream")
+				.add(headers(headers)))
 			.compress(false)
 			.keepAlive(true)
 			.responseTimeout(Duration.ofMinutes(10));
+	}
+
+	private static HttpHeaders headers(Map<String, String> headers) {
+		HttpHeaders http = new DefaultHttpHeaders();
+		headers.forEach(http::set);
+		return http;
 	}
 
 	/**
@@ -113,6 +128,20 @@ final class LoadRun {
 	 * @param durationNanos from the first send to the last response's end
 	 */
 	record Outcome(List<StreamResult> results, long durationNanos) {
+
+		/**
+		 * Mean requests in flight over the run: the time every request (successful or
+		 * not) spent between its send and its end, over the run's duration (the integral
+		 * of the in-flight count over the window, divided by the window).
+		 */
+		double meanInFlight() {
+			double busy = 0;
+			for (StreamResult result : this.results) {
+				busy += result.inFlightNanos();
+			}
+			return (this.durationNanos > 0) ? busy / this.durationNanos : Double.NaN;
+		}
+
 	}
 
 }

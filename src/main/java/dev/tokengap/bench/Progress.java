@@ -16,6 +16,8 @@ final class Progress implements AutoCloseable {
 
 	private final PrintStream err;
 
+	private final String name;
+
 	private final int total;
 
 	private final long startNanos = System.nanoTime();
@@ -27,7 +29,15 @@ final class Progress implements AutoCloseable {
 	private final Disposable ticker;
 
 	Progress(PrintStream err, int total, boolean live) {
+		this(err, "bench", total, live);
+	}
+
+	/**
+	 * @param name what the line is about ({@code bench}, {@code warm-up})
+	 */
+	Progress(PrintStream err, String name, int total, boolean live) {
 		this.err = err;
+		this.name = name;
 		this.total = total;
 		this.ticker = live ? Flux.interval(Duration.ofSeconds(1)).subscribe((tick) -> print("\r")) : null;
 	}
@@ -42,8 +52,8 @@ final class Progress implements AutoCloseable {
 	private synchronized void print(String prefix) {
 		double elapsed = (System.nanoTime() - this.startNanos) / 1e9;
 		int n = this.done.get();
-		this.err.printf(Locale.ROOT, "%sbench: %d/%d done, %d failed, %.1f s, %.2f req/s ", prefix, n, this.total,
-				this.failed.get(), elapsed, (elapsed > 0) ? n / elapsed : 0.0);
+		this.err.printf(Locale.ROOT, "%s%s: %d/%d done, %d failed, %.1f s, %.2f req/s ", prefix, this.name, n,
+				this.total, this.failed.get(), elapsed, (elapsed > 0) ? n / elapsed : 0.0);
 		this.err.flush();
 	}
 

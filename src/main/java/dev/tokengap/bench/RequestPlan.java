@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
+import tools.jackson.databind.json.JsonMapper;
+
 /**
  * The requests of one run, drawn from the seed before the first is sent: each one's
  * arrival (Poisson: exponential gaps at the request rate, or all at once), prompt and
@@ -31,20 +33,50 @@ final class RequestPlan {
 	record Request(long arrivalNanos, int promptTokens, int maxTokens, String body) {
 	}
 
+	private static final JsonMapper JSON = JsonMapper.builder().build();
+
 	private RequestPlan() {
 	}
 
+	/** The measured requests. */
 	static List<Request> of(BenchOptions options, String model) {
-		SplittableRandom random = new SplittableRandom(options.seed());
-		List<Request> requests = new ArrayList<>(options.numPrompts());
+		return of(options, model, PromptDataset.load(options.dataset()));
+	}
+
+	static List<Request> of(BenchOptions options, String model, PromptDataset dataset) {
+		return plan(options, model, dataset, new SplittableRandom(options.seed()), options.numPrompts(),
+				options.warmup(), options.requestRate());
+	}
+
+	/**
+	 * The warm-up requests, sent together (up to the concurrency limit) before the
+	 * measured ones; drawn from their own seed, so the measured requests are the same
+	 * with or without warm-up. Dataset prompts in order: the warm-up takes the first.
+	 */
+	static List<Request> warmup(BenchOptions options, String model, PromptDataset dataset) {
+		return plan(options, model, dataset, new SplittableRandom(options.seed() ^ 0x5DEECE66DL), options.warmup(), 0,
+				Double.POSITIVE_INFINITY);
+	}
+
+	private static List<Request> plan(BenchOptions options, String model, PromptDataset dataset,
+			SplittableRandom random, int count, int firstPrompt, double rate) {
+		List<Request> requests = new ArrayList<>(count);
 		double arrival = 0;
-		for (int i = 0; i < options.numPrompts(); i++) {
-			if (i > 0 && Double.isFinite(options.requestRate())) {
-				arrival += -Math.log(1 - random.nextDouble()) / options.requestRate();
+		for (int i = 0; i < count; i++) {
+			if (i > 0 && Double.isFinite(rate)) {
+				arrival += -Math.log(1 - random.nextDouble()) / rate;
 			}
 			int input = draw(random, options.inputLen());
 			int output = draw(random, options.outputLen());
-			String prompt = prompt(random, input);
+			String prompt;
+			if (dataset == null) {
+				prompt = prompt(random, input);
+			}
+			else {
+				prompt = options.datasetSampled() ? dataset.prompt(random.nextInt(dataset.size()))
+						: dataset.prompt(firstPrompt + i);
+				input = PromptDataset.estimateTokens(prompt);
+			}
 			requests.add(new Request((long) (arrival * 1e9), input, output,
 					body(options.endpoint(), model, prompt, output)));
 		}
@@ -79,12 +111,9 @@ final class RequestPlan {
 		return "{" + common + ",\"prompt\":" + quote(prompt) + "}";
 	}
 
-	/**
-	 * A JSON string; model names and our prompts need no escapes beyond quotes and
-	 * backslashes.
-	 */
+	/** A JSON string (a dataset's prompts may hold any character). */
 	private static String quote(String text) {
-		return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+		return JSON.writeValueAsString(text);
 	}
 
 }

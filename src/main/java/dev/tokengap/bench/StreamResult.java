@@ -25,6 +25,8 @@ final class StreamResult implements ByteProcessor {
 
 	private final SseEventScanner scanner = new SseEventScanner();
 
+	private final ReasoningMatcher reasoning = new ReasoningMatcher();
+
 	private final long startNanos;
 
 	private long readNanos;
@@ -33,7 +35,13 @@ final class StreamResult implements ByteProcessor {
 
 	private long lastContentNanos = -1;
 
+	private long firstAnswerNanos = -1;
+
+	private boolean reasonedFirst;
+
 	private long endNanos = -1;
+
+	private long finishedNanos = -1;
 
 	private long[] gaps;
 
@@ -64,9 +72,11 @@ final class StreamResult implements ByteProcessor {
 
 	@Override
 	public boolean process(byte value) {
+		this.reasoning.accept(value);
 		SseEventKind kind = this.scanner.accept(value);
 		if (kind != null) {
 			onEvent(kind);
+			this.reasoning.reset();
 		}
 		return true;
 	}
@@ -90,8 +100,13 @@ final class StreamResult implements ByteProcessor {
 
 	private void onContent(long nanos) {
 		this.contentEvents++;
+		boolean answer = !this.reasoning.matched();
+		if (answer && this.firstAnswerNanos < 0) {
+			this.firstAnswerNanos = nanos;
+		}
 		if (this.lastContentNanos < 0) {
 			this.firstContentNanos = nanos;
+			this.reasonedFirst = !answer;
 		}
 		else {
 			if (this.gapCount == this.gaps.length) {
@@ -120,6 +135,20 @@ final class StreamResult implements ByteProcessor {
 			return "stream ended without its end marker ([DONE], response.completed, message_stop)";
 		}
 		return "no content event";
+	}
+
+	/** The load run saw this request end, successful or not. */
+	void finished(long nanos) {
+		this.finishedNanos = nanos;
+	}
+
+	long startNanos() {
+		return this.startNanos;
+	}
+
+	/** From the send to the load run seeing the end. */
+	long inFlightNanos() {
+		return (this.finishedNanos >= 0) ? this.finishedNanos - this.startNanos : 0;
 	}
 
 	void fail(String reason) {
@@ -175,6 +204,58 @@ final class StreamResult implements ByteProcessor {
 	}
 
 	/**
+	 * Request sent to the first answer event after the stream's reasoning, NaN when the
+	 * stream did not open with reasoning or never answered.
+	 */
+	double firstAnswerMs() {
+		return (this.reasonedFirst && this.firstAnswerNanos >= 0) ? (this.firstAnswerNanos - this.startNanos) / 1e6
+				: Double.NaN;
+	}
+
+	/** The stream's own p99 gap, nearest rank (tokengap_stream_p99_gap_seconds). */
+	long p99GapNanos() {
+		long[] sorted = Arrays.copyOf(this.gaps, this.gapCount);
+		Arrays.sort(sorted);
+		return (sorted.length == 0) ? 0 : nearestRank(sorted, 0.99);
+	}
+
+	/**
+	 * Whether this stream's gap {@code i} is a spike as tokengap's spike detector decides
+	 * it: at least {@code floorNanos}, and, once five gaps came before it, at least
+	 * {@code factor} times the nearest-rank median of those earlier gaps.
+	 * @return the spike flags, one per gap
+	 */
+	boolean[] spikes(long floorNanos, double factor) {
+		boolean[] spikes = new boolean[this.gapCount];
+		long[] earlier = new long[this.gapCount];
+		for (int i = 0; i < this.gapCount; i++) {
+			long gap = this.gaps[i];
+			long threshold = floorNanos;
+			if (i >= 5) {
+				threshold = Math.max(threshold, (long) (factor * nearestRank(earlier, i, 0.50)));
+			}
+			spikes[i] = gap >= threshold;
+			insertSorted(earlier, i, gap);
+		}
+		return spikes;
+	}
+
+	/**
+	 * Which third of the stream's content events gap {@code i} ends at: 0 (head), 1
+	 * (middle) or 2 (tail).
+	 */
+	int third(int i) {
+		return Math.min(2, (int) ((i + 1) * 3L / this.contentEvents));
+	}
+
+	private static void insertSorted(long[] sorted, int count, long value) {
+		int at = Arrays.binarySearch(sorted, 0, count, value);
+		at = (at < 0) ? -at - 1 : at;
+		System.arraycopy(sorted, at, sorted, at + 1, count - at);
+		sorted[at] = value;
+	}
+
+	/**
 	 * p99 gap / p50 gap, nearest rank on this stream's own gaps (as tokengap computes
 	 * it).
 	 */
@@ -186,8 +267,12 @@ final class StreamResult implements ByteProcessor {
 	}
 
 	private static long nearestRank(long[] sorted, double q) {
-		int rank = (int) Math.ceil(q * sorted.length);
-		return sorted[Math.max(0, Math.min(sorted.length, rank) - 1)];
+		return nearestRank(sorted, sorted.length, q);
+	}
+
+	private static long nearestRank(long[] sorted, int count, double q) {
+		int rank = (int) Math.ceil(q * count);
+		return sorted[Math.max(0, Math.min(count, rank) - 1)];
 	}
 
 }

@@ -1,6 +1,13 @@
 package dev.tokengap.bench;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
 import org.junit.jupiter.api.Test;
+
+import dev.tokengap.testsupport.ProjectFiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -23,7 +30,7 @@ class BenchOptionsTests {
 		assertThat(o.maxConcurrency()).isEqualTo(8);
 		assertThat(o.inputLen()).isEqualTo(new BenchOptions.LengthRange(10, 20));
 		assertThat(o.outputLen()).isEqualTo(new BenchOptions.LengthRange(32, 32));
-		assertThat(o.goodput()).isEqualTo(new Slo(500, 50, Double.NaN));
+		assertThat(o.goodput()).isEqualTo(new Slo(500, 50, Double.NaN, Double.NaN));
 		assertThat(o.stallThresholdMs()).isEqualTo(250);
 	}
 
@@ -60,7 +67,7 @@ class BenchOptionsTests {
 			.withMessageContaining("--base-url");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> BenchOptions.parse("--base-url", "http://x", "--goodput", "ttfb:5"))
-			.withMessageContaining("ttft, tpot and e2el");
+			.withMessageContaining("ttft, tpot, e2el and maxgap");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> BenchOptions.parse("--base-url", "http://x", "--input-len", "20:10"));
 		assertThatIllegalArgumentException()
@@ -70,14 +77,19 @@ class BenchOptionsTests {
 
 	@Test
 	void aRequestIsGoodWhenItMeetsEveryGivenSlo() {
-		Slo slo = new Slo(100, 20, Double.NaN);
-		assertThat(slo.met(100, 20, 1e9)).isTrue();
-		assertThat(slo.met(100.1, 10, 0)).isFalse();
-		assertThat(slo.met(50, 20.1, 0)).isFalse();
+		Slo slo = new Slo(100, 20, Double.NaN, Double.NaN);
+		assertThat(slo.met(100, 20, 1e9, 1e9)).isTrue();
+		assertThat(slo.met(100.1, 10, 0, 0)).isFalse();
+		assertThat(slo.met(50, 20.1, 0, 0)).isFalse();
 		// one output token: no TPOT, which vLLM counts as 0
-		assertThat(slo.met(50, Double.NaN, 0)).isTrue();
-		assertThat(Slo.NONE.met(1e9, 1e9, 1e9)).isTrue();
+		assertThat(slo.met(50, Double.NaN, 0, 0)).isTrue();
+		assertThat(Slo.NONE.met(1e9, 1e9, 1e9, 1e9)).isTrue();
 		assertThat(Slo.NONE.isSet()).isFalse();
+		Slo noGapOver400 = Slo.parse(java.util.List.of("maxgap:400"));
+		assertThat(noGapOver400.isSet()).isTrue();
+		assertThat(noGapOver400.met(1e9, 1e9, 1e9, 400)).isTrue();
+		assertThat(noGapOver400.met(0, 0, 0, 400.5)).isFalse();
+		assertThat(noGapOver400).hasToString("maxgap:400.00");
 	}
 
 	@Test
@@ -89,6 +101,18 @@ class BenchOptionsTests {
 		assertThat(d.p99()).isCloseTo(3.97, within(1e-12));
 		assertThat(d.mean()).isCloseTo(2.5, within(1e-12));
 		assertThat(Distribution.of(new double[0]).p50()).isNaN();
+	}
+
+	@Test
+	void everyOptionOfTheUsageIsInTheReadme() {
+		String readme = ProjectFiles.read("README.md");
+		Matcher option = Pattern.compile("--[a-z][a-z-]+").matcher(BenchOptions.USAGE + CompareCommand.USAGE);
+		List<String> options = new ArrayList<>();
+		while (option.find()) {
+			options.add(option.group());
+		}
+		assertThat(options).contains("--warmup", "--dataset", "--dataset-order", "--header", "--gate", "--out")
+			.allSatisfy((name) -> assertThat(readme).as("README names %s", name).contains("`" + name));
 	}
 
 }

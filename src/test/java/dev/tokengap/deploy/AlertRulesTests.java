@@ -29,9 +29,9 @@ class AlertRulesTests {
 	static final String PROMTOOL_TESTS = "src/test/promtool/tokengap-rules-test.yaml";
 
 	static final List<String> ALERTS = List.of("TokengapClientItlP99High", "TokengapStallRateHigh",
-			"TokengapSmoothGoodputLow", "TokengapStreamFailuresHigh", "TokengapTtftAboveEngine",
-			"TokengapEnginePreemptions", "TokengapBackendScrapeDown", "TokengapBackendNotReady", "TokengapDown",
-			"TokengapAllDown", "TokengapRecordingErrors");
+			"TokengapSmoothGoodputLow", "TokengapStreamFailuresHigh", "TokengapStreamP99GapHigh", "TokengapTtftP99High",
+			"TokengapTtftAboveEngine", "TokengapEnginePreemptions", "TokengapBackendScrapeDown",
+			"TokengapBackendNotReady", "TokengapDown", "TokengapAllDown", "TokengapRecordingErrors");
 
 	/** The streams goodput counts (contract v2): all but the client's own doing. */
 	static final String GOODPUT_DENOMINATOR = "tokengap_streams_total{outcome!~\"client_cancelled|invalid\"}";
@@ -93,6 +93,9 @@ class AlertRulesTests {
 			.endsWith("> 0");
 		assertThat(series("TokengapTtftAboveEngine")).contains("tokengap_time_to_first_token_seconds_bucket",
 				"vllm:time_to_first_token_seconds_bucket", "tokengap_model_info");
+		assertThat(series("TokengapStreamP99GapHigh")).contains("tokengap_stream_p99_gap_seconds_bucket",
+				"tokengap_stream_p99_gap_seconds_count");
+		assertThat(series("TokengapTtftP99High")).contains("tokengap_time_to_first_token_seconds_bucket");
 		assertThat(series("TokengapEnginePreemptions")).contains("tokengap_backend_preemptions_total");
 		assertThat(alerts.get("TokengapBackendScrapeDown").expr()).contains("tokengap_backend_up == 0")
 			.contains("max_over_time(tokengap_backend_up[1h]) == 1");
