@@ -30,12 +30,12 @@ import dev.tokengap.proxy.ProxyHandler;
  * request and response straight to {@link ProxyHandler}: Spring's adapter would wrap both
  * in its own types for every request (a parse of the URI among them), which the proxy
  * unwraps again at once (2.7 % of the event loops' time at 2,000 requests/s,
- * docs/performance.md). Spring Boot hands the factory a handler that looks the
- * application's up when the server starts, so the proxy's is given to the factory the
- * same way ({@link #proxyTo}). A factory without it, such as the management port's (its
- * child context builds one of this class), and a proxy port with TLS, compression or
- * HTTP/2 configured get Spring Boot's server unchanged. The proxy port runs on
- * {@link ProxyEventLoops}' own loops where it has them.
+ * docs/performance-data/cpu-rate2000-session9.txt, 2 December 2026). Spring Boot hands
+ * the factory a handler that looks the application's up when the server starts, so the
+ * proxy's is given to the factory the same way ({@link #proxyTo}). A factory without it,
+ * such as the management port's (its child context builds one of this class), and a proxy
+ * port with TLS, compression or HTTP/2 configured get Spring Boot's server unchanged. The
+ * proxy port runs on {@link ProxyEventLoops}' own loops where it has them.
  * <p>
  * Either way a graceful shutdown is {@link DrainingWebServer}'s, not Spring Boot's, whose
  * stop can hang forever after a drain.

@@ -26,11 +26,11 @@ import io.netty.util.concurrent.ThreadAwareExecutor;
  * ({@code FluxReceive}'s constructor clears auto-read, the handler's first demand sets it
  * back), and Netty's epoll transport makes each of those an {@code epoll_ctl} call at
  * once: two system calls per request that cancel each other out before the loop waits
- * again (docs/performance.md, session 9's syscall count). The JDK's selector applies
- * interest changes this way too; epoll's level-triggered mode, the only one Netty 4.2
- * uses for channels, reports a ready descriptor at every wait whatever happened to its
- * interest between two waits, so a change that is undone before the wait needs no call at
- * all.
+ * again (docs/performance.md, "How tokengap runs its transport"). The JDK's selector
+ * applies interest changes this way too; epoll's level-triggered mode, the only one Netty
+ * 4.2 uses for channels, reports a ready descriptor at every wait whatever happened to
+ * its interest between two waits, so a change that is undone before the wait needs no
+ * call at all.
  * <p>
  * Changes made on the event loop are kept until {@link #run} (the loop's next wait); one
  * made from another thread is handed to the loop. A registration cancelled, or whose
