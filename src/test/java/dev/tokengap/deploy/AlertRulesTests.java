@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
 import dev.tokengap.deploy.AlertRules.Alert;
+import dev.tokengap.testsupport.EnginePoolSeries;
 import dev.tokengap.testsupport.MetricsContract;
 import dev.tokengap.testsupport.ProjectFiles;
 import dev.tokengap.testsupport.Promtool;
@@ -31,7 +32,8 @@ class AlertRulesTests {
 	static final List<String> ALERTS = List.of("TokengapClientItlP99High", "TokengapStallRateHigh",
 			"TokengapSmoothGoodputLow", "TokengapStreamFailuresHigh", "TokengapStreamP99GapHigh", "TokengapTtftP99High",
 			"TokengapTtftAboveEngine", "TokengapEnginePreemptions", "TokengapBackendScrapeDown",
-			"TokengapBackendNotReady", "TokengapDown", "TokengapAllDown", "TokengapRecordingErrors");
+			"TokengapBackendNotReady", "TokengapDown", "TokengapAllDown", "TokengapRecordingErrors",
+			"TokengapEnginePoolSaturated");
 
 	/** The streams goodput counts (contract v2): all but the client's own doing. */
 	static final String GOODPUT_DENOMINATOR = "tokengap_streams_total{outcome!~\"client_cancelled|invalid\"}";
@@ -140,7 +142,10 @@ class AlertRulesTests {
 		while (marked.find()) {
 			count++;
 		}
-		assertThat(count).as("alerts with a threshold").isEqualTo(ALERTS.size() - 5);
+		assertThat(count)
+			.as("alerts with a threshold: all but the five on tokengap's and the engine's health and the "
+					+ "engine pool's")
+			.isEqualTo(ALERTS.size() - 6);
 		assertThat(AlertRules.load().stream().filter((alert) -> alert.expr().contains("up{job=\"tokengap\"}")))
 			.as("tokengap's own job, written as the chart's tokengapSelector rewrites it")
 			.extracting(Alert::name)
@@ -175,6 +180,11 @@ class AlertRulesTests {
 				}
 				else if (series.startsWith("vllm:")) {
 					assertThat(SimulatorSeries.names()).as("%s: %s is a vLLM series", alert.name(), series)
+						.contains(series);
+				}
+				else if (!series.equals("up")) {
+					assertThat(EnginePoolSeries.NAMES)
+						.as("%s: %s is the engine pool's (Reactor Netty's)", alert.name(), series)
 						.contains(series);
 				}
 			}

@@ -11,6 +11,7 @@ import tools.jackson.databind.JsonNode;
 
 import dev.tokengap.deploy.Dashboards.Dashboard;
 import dev.tokengap.deploy.Dashboards.Query;
+import dev.tokengap.testsupport.EnginePoolSeries;
 import dev.tokengap.testsupport.MetricsContract;
 import dev.tokengap.testsupport.ProjectFiles;
 
@@ -139,6 +140,10 @@ class DashboardTests {
 							.as("%s: %s is in docs/metrics-contract.md", query.origin(), name)
 							.isNotNull();
 					}
+					else if (name.startsWith("reactor_netty_")) {
+						assertThat(EnginePoolSeries.NAMES).as("%s: %s is the engine pool's", query.origin(), name)
+							.contains(name);
+					}
 					else if (SimulatorSeries.NOT_SIMULATED.contains(name)) {
 						assertThat(query.panel().path("description").asString())
 							.as("%s reads %s, which the simulator does not export: its description says so",
@@ -193,6 +198,12 @@ class DashboardTests {
 						// model_name, no endpoint.
 						assertThat(matchers).as(where)
 							.contains("pod=~\"$pod\"")
+							.doesNotContain("model_name", "endpoint");
+					}
+					else if (series.startsWith("reactor_netty_")) {
+						// The engine pool is per pod, and only tokengap's own pool.
+						assertThat(matchers).as(where)
+							.contains("pod=~\"$pod\"", "name=\"tokengap-engine\"")
 							.doesNotContain("model_name", "endpoint");
 					}
 					else if (series.startsWith("tokengap_gap_spike_")) {

@@ -16,8 +16,8 @@ import java.util.regex.Pattern;
  */
 final class PromQl {
 
-	private static final Pattern SERIES = Pattern
-		.compile("(?<![A-Za-z0-9_:\"$])(tokengap_[A-Za-z0-9_]+|vllm:[A-Za-z0-9_:]+|up)(?![A-Za-z0-9_:(])");
+	private static final Pattern SERIES = Pattern.compile(
+			"(?<![A-Za-z0-9_:\"$])(tokengap_[A-Za-z0-9_]+|vllm:[A-Za-z0-9_:]+|reactor_netty_connection_provider_[A-Za-z0-9_]+|up)(?![A-Za-z0-9_:(])");
 
 	/** A recorded series, named level:metric:operations as the rules file does. */
 	private static final Pattern RECORDED = Pattern
@@ -26,8 +26,8 @@ final class PromQl {
 	private static final Pattern RECORDED_SELECTOR = Pattern
 		.compile("([a-z][a-z0-9_]*:(?:tokengap|vllm)_[a-z0-9_]+:[a-z0-9_]+)\\s*\\{([^}]*)\\}");
 
-	private static final Pattern SELECTOR = Pattern
-		.compile("(tokengap_[A-Za-z0-9_]+|vllm:[A-Za-z0-9_:]+)\\s*\\{([^}]*)\\}");
+	private static final Pattern SELECTOR = Pattern.compile(
+			"(tokengap_[A-Za-z0-9_]+|vllm:[A-Za-z0-9_:]+|reactor_netty_connection_provider_[A-Za-z0-9_]+)\\s*\\{([^}]*)\\}");
 
 	/**
 	 * Grafana's variables; {@code $1} is label_replace's capture reference, not a
@@ -43,7 +43,9 @@ final class PromQl {
 	}
 
 	/**
-	 * The {@code tokengap_*}, {@code vllm:*} and {@code up} series the expression names.
+	 * The {@code tokengap_*}, {@code vllm:*}, engine pool
+	 * ({@code reactor_netty_connection_provider_*}) and {@code up} series the expression
+	 * names.
 	 */
 	static Set<String> series(String expr) {
 		Set<String> names = new LinkedHashSet<>();

@@ -42,7 +42,7 @@ class PromQlTests {
 				Map.entry("TokengapTtftP99High", 2), Map.entry("TokengapTtftAboveEngine", 3),
 				Map.entry("TokengapEnginePreemptions", 1), Map.entry("TokengapBackendScrapeDown", 2),
 				Map.entry("TokengapBackendNotReady", 1), Map.entry("TokengapDown", 1), Map.entry("TokengapAllDown", 1),
-				Map.entry("TokengapRecordingErrors", 1));
+				Map.entry("TokengapRecordingErrors", 1), Map.entry("TokengapEnginePoolSaturated", 1));
 		for (AlertRules.Alert alert : AlertRules.load()) {
 			assertThat(PromQl.signals(alert.expr())).as(alert.name())
 				.hasSize(operands.get(alert.name()))

@@ -7,6 +7,7 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
+import dev.tokengap.testsupport.EnginePoolSeries;
 import dev.tokengap.testsupport.MetricsContract;
 import dev.tokengap.testsupport.ProjectFiles;
 
@@ -82,6 +83,13 @@ class ReadmeTests {
 			outcomes.add(row.group(1));
 		}
 		return outcomes;
+	}
+
+	@Test
+	void namesEveryEnginePoolSeriesTheRulesAndDashboardsRead() {
+		String readme = ProjectFiles.read("README.md");
+		assertThat(EnginePoolSeries.NAMES).allSatisfy((series) -> assertThat(readme).as("README names %s", series)
+			.contains("`" + series.replaceAll("_(count|sum|max)$", "")));
 	}
 
 }

@@ -16,6 +16,7 @@ import reactor.core.scheduler.Schedulers;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
+import dev.tokengap.testsupport.EnginePoolSeries;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.testsupport.ScriptedUpstream;
 import dev.tokengap.testsupport.ScriptedUpstreamTests;
@@ -96,6 +97,11 @@ class UpstreamPoolIntegrationTests extends ScriptedUpstreamTests {
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(pool("reactor_netty_connection_provider_active_connections")).isZero());
 		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
+		assertThat(EnginePoolSeries.NAMES).as("every pool series the README, rules and dashboards name")
+			.allSatisfy(
+					(name) -> assertThat(metrics.matching(name, "name", UpstreamClient.POOL_NAME, "id", this.poolId))
+						.as(name)
+						.isNotEmpty());
 		assertThat(metrics.matching("reactor_netty_connection_provider_idle_connections", "name",
 				UpstreamClient.POOL_NAME, "id", this.poolId))
 			.isNotEmpty();
