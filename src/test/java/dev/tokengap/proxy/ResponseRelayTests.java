@@ -203,54 +203,31 @@ class ResponseRelayTests {
 
 	@Test
 	void anEngineSilentForTheIdleTimeoutEndsTheStreamAsAnUpstreamTimeout() {
-		EmbeddedChannel client = new EmbeddedChannel();
-		client.freezeTime();
-		ExchangeRecorder recorder = liveRecorder();
-		Sinks.Many<ByteBuf> engine = Sinks.many().unicast().onBackpressureBuffer();
-		AtomicBoolean done = new AtomicBoolean();
-		try {
-			start(engine.asFlux(), client, recorder, () -> {
-			}, done);
-			engine.tryEmitNext(event("one"));
-			client.advanceTimeBy(IDLE - 1_000_000, TimeUnit.NANOSECONDS);
-			client.runScheduledPendingTasks();
-			assertThat(done).as("not yet idle").isFalse();
-			client.advanceTimeBy(2_000_000, TimeUnit.NANOSECONDS);
-			client.runScheduledPendingTasks();
-			assertThat(done).isTrue();
-			assertThat(client.isOpen()).as("the incomplete body is ended by a close").isFalse();
-			recorder.close(System.nanoTime(), false);
+		try (TimedRelay relay = new TimedRelay(new EmbeddedChannel())) {
+			relay.engine.tryEmitNext(event("one"));
+			relay.advance(IDLE - 1_000_000);
+			assertThat(relay.done).as("not yet idle").isFalse();
+			relay.advance(2_000_000);
+			assertThat(relay.done).isTrue();
+			assertThat(relay.client.isOpen()).as("the incomplete body is ended by a close").isFalse();
+			relay.recorder.close(System.nanoTime(), false);
 			assertThat(scrape().value("tokengap_streams_total", "outcome", "upstream_timeout")).isEqualTo(1);
-		}
-		finally {
-			client.finishAndReleaseAll();
 		}
 	}
 
 	@Test
 	void everyBufferFromTheEngineRestartsTheIdleTimeout() {
-		EmbeddedChannel client = new EmbeddedChannel();
-		client.freezeTime();
-		ExchangeRecorder recorder = liveRecorder();
-		Sinks.Many<ByteBuf> engine = Sinks.many().unicast().onBackpressureBuffer();
-		AtomicBoolean done = new AtomicBoolean();
-		try {
-			start(engine.asFlux(), client, recorder, () -> {
-			}, done);
+		try (TimedRelay relay = new TimedRelay(new EmbeddedChannel())) {
 			for (int i = 0; i < 5; i++) {
-				client.advanceTimeBy(IDLE * 6 / 10, TimeUnit.NANOSECONDS);
-				client.runScheduledPendingTasks();
-				engine.tryEmitNext(event("t" + i));
+				relay.advance(IDLE * 6 / 10);
+				relay.engine.tryEmitNext(event("t" + i));
 			}
-			assertThat(done).as("three idle timeouts passed, never one silence as long").isFalse();
-			engine.tryEmitNext(buffer("data: [DONE]\n\n"));
-			engine.tryEmitComplete();
-			assertThat(done).isTrue();
-			recorder.close(System.nanoTime(), false);
+			assertThat(relay.done).as("three idle timeouts passed, never one silence as long").isFalse();
+			relay.engine.tryEmitNext(buffer("data: [DONE]\n\n"));
+			relay.engine.tryEmitComplete();
+			assertThat(relay.done).isTrue();
+			relay.recorder.close(System.nanoTime(), false);
 			assertThat(scrape().value("tokengap_streams_total", "outcome", "completed")).isEqualTo(1);
-		}
-		finally {
-			client.finishAndReleaseAll();
 		}
 	}
 
@@ -262,37 +239,54 @@ class ResponseRelayTests {
 	@Test
 	void aClientThatTakesNothingIsClosedAfterTheSendTimeoutAndItsSilenceIsNeverTheEngines() {
 		HeldWrites held = new HeldWrites();
-		EmbeddedChannel client = new EmbeddedChannel(held);
-		client.freezeTime();
-		ExchangeRecorder recorder = liveRecorder();
-		Sinks.Many<ByteBuf> engine = Sinks.many().unicast().onBackpressureBuffer();
-		AtomicBoolean done = new AtomicBoolean();
-		AtomicBoolean sendTimedOut = new AtomicBoolean();
-		try {
-			start(engine.asFlux(), client, recorder, () -> sendTimedOut.set(true), done);
-			engine.tryEmitNext(event("one"));
-			client.advanceTimeBy(IDLE * 3, TimeUnit.NANOSECONDS);
-			client.runScheduledPendingTasks();
-			assertThat(done).as("three idle timeouts while the client took nothing").isFalse();
-			client.advanceTimeBy(SEND - IDLE * 3, TimeUnit.NANOSECONDS);
-			client.runScheduledPendingTasks();
-			assertThat(done).isTrue();
-			assertThat(sendTimedOut).isTrue();
-			assertThat(client.isOpen()).isFalse();
-			recorder.close(System.nanoTime(), false);
-			assertThat(recorder.timer().contentEvents()).as("the event never reached the client").isZero();
+		try (TimedRelay relay = new TimedRelay(new EmbeddedChannel(held))) {
+			relay.engine.tryEmitNext(event("one"));
+			relay.advance(IDLE * 3);
+			assertThat(relay.done).as("three idle timeouts while the client took nothing").isFalse();
+			relay.advance(SEND - IDLE * 3);
+			assertThat(relay.done).isTrue();
+			assertThat(relay.sendTimedOut).isTrue();
+			assertThat(relay.client.isOpen()).isFalse();
+			relay.recorder.close(System.nanoTime(), false);
+			assertThat(relay.recorder.timer().contentEvents()).as("the event never reached the client").isZero();
 			assertThat(scrape().value("tokengap_streams_total", "outcome", "client_cancelled")).isEqualTo(1);
 		}
 		finally {
 			held.release();
-			client.finishAndReleaseAll();
 		}
 	}
 
-	private static void start(Flux<ByteBuf> body, EmbeddedChannel client, ExchangeRecorder recorder,
-			Runnable sendTimedOut, AtomicBoolean done) {
-		ResponseRelay.start(body, client, new StreamTap(recorder, true), NanoClock.SYSTEM,
-				new ResponseRelay.Timeouts(SEND, sendTimedOut, IDLE), () -> done.set(true));
+	/** A live stream's relay on an embedded client whose clock the test moves. */
+	private final class TimedRelay implements AutoCloseable {
+
+		final EmbeddedChannel client;
+
+		final ExchangeRecorder recorder = liveRecorder();
+
+		final Sinks.Many<ByteBuf> engine = Sinks.many().unicast().onBackpressureBuffer();
+
+		final AtomicBoolean done = new AtomicBoolean();
+
+		final AtomicBoolean sendTimedOut = new AtomicBoolean();
+
+		TimedRelay(EmbeddedChannel client) {
+			this.client = client;
+			client.freezeTime();
+			ResponseRelay.start(this.engine.asFlux(), client, new StreamTap(this.recorder, true), NanoClock.SYSTEM,
+					new ResponseRelay.Timeouts(SEND, () -> this.sendTimedOut.set(true), IDLE),
+					() -> this.done.set(true));
+		}
+
+		void advance(long nanos) {
+			this.client.advanceTimeBy(nanos, TimeUnit.NANOSECONDS);
+			this.client.runScheduledPendingTasks();
+		}
+
+		@Override
+		public void close() {
+			this.client.finishAndReleaseAll();
+		}
+
 	}
 
 	private ExchangeRecorder liveRecorder() {
