@@ -16,6 +16,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -127,6 +129,33 @@ public final class SpikeAttributor implements AutoCloseable {
 			thread.setDaemon(true);
 			return thread;
 		});
+	}
+
+	/**
+	 * Checks every second, on the attribution thread, whether the engine is stuck (see
+	 * {@link StuckEngineDetector}: requests held, its health check answering, and no
+	 * content for {@code stuck-after}) and tells {@code stuck} the answer.
+	 * @param healthy whether the engine's health check answers
+	 * @param stuck told the answer after every check
+	 */
+	public void watchForStuckEngine(BooleanSupplier healthy, Consumer<Boolean> stuck) {
+		StuckEngineDetector detector = new StuckEngineDetector(this.properties.stuckAfter().toNanos(),
+				4 * this.intervalNanos, this.history, healthy, this.peers::lastContentNanos, this.clock.nanoTime());
+		try {
+			this.executor.scheduleWithFixedDelay(() -> checkStuck(detector, stuck), 1, 1, TimeUnit.SECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			// closed
+		}
+	}
+
+	private void checkStuck(StuckEngineDetector detector, Consumer<Boolean> stuck) {
+		try {
+			stuck.accept(detector.stuck(this.clock.nanoTime()));
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Checking for a stuck engine failed; streams are unaffected", ex);
+		}
 	}
 
 	/**

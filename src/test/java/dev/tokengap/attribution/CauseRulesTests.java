@@ -16,7 +16,7 @@ class CauseRulesTests {
 	static final long MS = 1_000_000;
 
 	static final AttributionProperties PROPERTIES = new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024, 1.5,
-			0.9, 10, 10_000);
+			0.9, 10, 10_000, Duration.ofSeconds(10));
 
 	/** A 300 ms gap that arrived 300 ms late from upstream (the engine was slow). */
 	static final Spike LATE = new Spike("r", "m", "chat_completions", 0, 7, 100 * MS,

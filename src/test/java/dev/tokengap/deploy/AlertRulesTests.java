@@ -30,8 +30,9 @@ class AlertRulesTests {
 
 	static final List<String> ALERTS = List.of("TokengapClientItlP99High", "TokengapStallRateHigh",
 			"TokengapSmoothGoodputLow", "TokengapStreamFailuresHigh", "TokengapTtftAboveEngine",
-			"TokengapEnginePreemptions", "TokengapBackendScrapeDown", "TokengapBackendNotReady", "TokengapDown",
-			"TokengapAllDown", "TokengapRecordingErrors");
+			"TokengapEnginePreemptions", "TokengapEngineSuccessRateLow", "TokengapEngineStuck",
+			"TokengapBackendScrapeDown", "TokengapBackendNotReady", "TokengapDown", "TokengapAllDown",
+			"TokengapRecordingErrors");
 
 	/** The streams goodput counts (contract v2): all but the client's own doing. */
 	static final String GOODPUT_DENOMINATOR = "tokengap_streams_total{outcome!~\"client_cancelled|invalid\"}";
@@ -94,6 +95,11 @@ class AlertRulesTests {
 		assertThat(series("TokengapTtftAboveEngine")).contains("tokengap_time_to_first_token_seconds_bucket",
 				"vllm:time_to_first_token_seconds_bucket", "tokengap_model_info");
 		assertThat(series("TokengapEnginePreemptions")).contains("tokengap_backend_preemptions_total");
+		assertThat(expanded("TokengapEngineSuccessRateLow")).contains("rate(vllm:request_success_total[")
+			.contains("{finished_reason=~\"length|abort\"}");
+		assertThat(alerts.get("TokengapEngineSuccessRateLow").labels()).containsEntry("severity", "critical");
+		assertThat(alerts.get("TokengapEngineStuck").expr())
+			.isEqualTo("max by (cluster, namespace, pod) (tokengap_engine_stuck) == 1");
 		assertThat(alerts.get("TokengapBackendScrapeDown").expr()).contains("tokengap_backend_up == 0")
 			.contains("max_over_time(tokengap_backend_up[1h]) == 1");
 		assertThat(alerts.get("TokengapBackendNotReady").expr()).isEqualTo("tokengap_backend_up == 0");
@@ -137,7 +143,7 @@ class AlertRulesTests {
 		while (marked.find()) {
 			count++;
 		}
-		assertThat(count).as("alerts with a threshold").isEqualTo(ALERTS.size() - 5);
+		assertThat(count).as("alerts with a threshold").isEqualTo(ALERTS.size() - 6);
 		assertThat(AlertRules.load().stream().filter((alert) -> alert.expr().contains("up{job=\"tokengap\"}")))
 			.as("tokengap's own job, written as the chart's tokengapSelector rewrites it")
 			.extracting(Alert::name)

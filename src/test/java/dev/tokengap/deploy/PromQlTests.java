@@ -39,7 +39,8 @@ class PromQlTests {
 		Map<String, Integer> operands = Map.ofEntries(Map.entry("TokengapClientItlP99High", 2),
 				Map.entry("TokengapStallRateHigh", 2), Map.entry("TokengapSmoothGoodputLow", 2),
 				Map.entry("TokengapStreamFailuresHigh", 2), Map.entry("TokengapTtftAboveEngine", 3),
-				Map.entry("TokengapEnginePreemptions", 1), Map.entry("TokengapBackendScrapeDown", 2),
+				Map.entry("TokengapEnginePreemptions", 1), Map.entry("TokengapEngineSuccessRateLow", 2),
+				Map.entry("TokengapEngineStuck", 1), Map.entry("TokengapBackendScrapeDown", 2),
 				Map.entry("TokengapBackendNotReady", 1), Map.entry("TokengapDown", 1), Map.entry("TokengapAllDown", 1),
 				Map.entry("TokengapRecordingErrors", 1));
 		for (AlertRules.Alert alert : AlertRules.load()) {
