@@ -15,10 +15,11 @@ import java.util.List;
  *              x prefill time per token
  * batch      = pace x sequences added / sequences before   (a decode step's cost per
  *              sequence, taken as proportional: an upper bound, a step has fixed costs;
- *              before: the running count at the last scrape before the gap; added: the
- *              streams whose first token arrived inside the gap, or the running count
- *              at the gap's end, interpolated between the scrapes around it, less
- *              before, whichever is more)
+ *              before: the streams through tokengap decoding when the gap began, this
+ *              one included, or with none the running count at the last scrape before
+ *              it; added: the streams whose first token arrived inside the gap, or the
+ *              running count at the gap's end, interpolated between the scrapes around
+ *              it, less before, whichever is more)
  * unexplained = excess - (prefill + recompute + batch), at least 0
  * </pre>
  *
@@ -56,12 +57,12 @@ record Magnitudes(long paceNanos, long excessNanos, long prefillTokens, long pre
 		long prefill = (prefillTokens >= properties.prefillTokens()) ? (long) (prefillTokens * perToken) : 0;
 		long recomputeTokens = (evidence.peersResumed() > 0) ? evidence.recomputeTokens() : 0;
 		long recompute = (recomputeTokens >= properties.prefillTokens()) ? (long) (recomputeTokens * perToken) : 0;
-		// The stream's pace was measured against the batch before the gap: the last
-		// scrape before it.
-		double before = Math.max(1,
-				(evidence.runningBefore() != null) ? evidence.runningBefore() : evidence.peersDecoding() + 1);
-		double grown = (evidence.runningBefore() != null && evidence.runningAtEnd() != null)
-				? evidence.runningAtEnd() - evidence.runningBefore() : 0;
+		// The pace was measured over steps the stream shared with the streams decoding
+		// beside it: those through tokengap are counted exactly; a gauge sample may
+		// catch requests that stayed for one step.
+		double before = Math.max(1, (evidence.peersDecoding() > 0) ? evidence.peersDecoding() + 1
+				: (evidence.runningBefore() != null) ? evidence.runningBefore() : 1);
+		double grown = (evidence.runningAtEnd() != null) ? evidence.runningAtEnd() - before : 0;
 		double added = Math.max(evidence.otherFirstTokens(), grown);
 		long batch = (added > 0) ? (long) (pace * added / before) : 0;
 		return new Magnitudes(pace, excess, prefillTokens, prefill, recomputeTokens, recompute, before, added, batch,
@@ -69,22 +70,17 @@ record Magnitudes(long paceNanos, long excessNanos, long prefillTokens, long pre
 	}
 
 	/**
-	 * New prompts' computed tokens inside the gap. With the engine's
-	 * {@code local_compute} counter, tokengap's estimate of the prompts whose first token
-	 * arrived inside the gap is scaled by the share the engine computed itself around the
-	 * gap (a prompt served from the prefix cache costs the step almost nothing), and the
-	 * counter's own increase over the gap counts where it is larger (prompts not sent
-	 * through tokengap); without it, the larger of the estimate and the prompt-token
-	 * counter's increase.
+	 * New prompts' computed tokens inside the gap: tokengap's estimate of the prompts
+	 * whose first token arrived inside it, scaled by the share of its prompt tokens the
+	 * engine computed itself around the gap (a prompt served from the prefix cache costs
+	 * the step almost nothing), plus the tokens the engine computed around the gap beyond
+	 * the prompts tokengap saw there (prompts sent past tokengap), credited with the
+	 * gap's share of the scrapes' span.
 	 */
 	private static long prefillTokens(Evidence evidence) {
-		if (evidence.promptTokensComputedInGap() != null && evidence.promptTokensComputed() != null) {
-			double all = (evidence.promptTokens() != null) ? evidence.promptTokens() : 0;
-			double share = (all > 0) ? Math.min(1, Math.max(0, evidence.promptTokensComputed() / all)) : 1;
-			return (long) Math.max(evidence.otherPromptTokens() * share, evidence.promptTokensComputedInGap());
-		}
-		double counted = (evidence.promptTokensInGap() != null) ? evidence.promptTokensInGap() : 0;
-		return (long) Math.max(evidence.otherPromptTokens(), counted);
+		double share = (evidence.promptComputedShare() != null) ? evidence.promptComputedShare() : 1;
+		double unseen = (evidence.promptTokensUnseenInGap() != null) ? evidence.promptTokensUnseenInGap() : 0;
+		return (long) (evidence.otherPromptTokens() * share + unseen);
 	}
 
 	/** What the candidates leave of the excess. */

@@ -208,7 +208,7 @@ public final class SpikeAttributor implements AutoCloseable {
 			Evidence evidence = Evidence.of(spike, window, stale,
 					this.firstTokens.between(spike.previousArrivalNanos(),
 							spike.arrivalNanos() + Math.min(spike.upstreamGapNanos() / 4, 50_000_000L)),
-					peers, resumed, heldBack(spike, peers.self()), pace(spike, peers.self()),
+					this.firstTokens::between, peers, resumed, heldBack(spike, peers.self()), pace(spike, peers.self()),
 					PrefillRate.learned(this.history, this.properties.prefillTokens()));
 			CauseRules.Verdict verdict = CauseRules.verdict(spike, evidence, this.properties);
 			SpikeRecord record = SpikeRecord.of(spike, verdict, evidence);

@@ -199,7 +199,8 @@ class CauseRulesTests {
 				base.waitingForCapacityMax(), base.kvUsageMax(), base.otherFirstTokens(), base.otherPromptTokens(),
 				decoding, fed, (fed > 0) ? 0.1 : 1.0, resumed, recomputeTokens, heldBack, base.paceNanos(),
 				base.preemptionsInGap(), base.promptTokensInGap(), base.promptTokensComputedInGap(),
-				base.runningAtStart(), base.runningAtEnd(), base.prefillNanosPerToken());
+				base.runningAtStart(), base.runningAtEnd(), base.prefillNanosPerToken(), base.promptComputedShare(),
+				base.promptTokensUnseenInGap());
 	}
 
 	@Test

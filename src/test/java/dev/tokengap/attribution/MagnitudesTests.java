@@ -42,8 +42,8 @@ class MagnitudesTests {
 	}
 
 	static CauseRules.Verdict judge(EngineSample[] window, long[] firstTokens, Double nanosPerToken) {
-		Evidence evidence = Evidence.of(STALL, window, 800 * MS, firstTokens, ENGINE_WIDE, new long[] { 0, 0 }, 0,
-				20 * MS, nanosPerToken);
+		Evidence evidence = Evidence.of(STALL, window, 800 * MS, firstTokens, (from, to) -> firstTokens, ENGINE_WIDE,
+				new long[] { 0, 0 }, 0, 20 * MS, nanosPerToken);
 		return CauseRules.verdict(STALL, evidence, CauseRulesTests.PROPERTIES);
 	}
 
@@ -54,8 +54,9 @@ class MagnitudesTests {
 		assertThat(verdict.magnitudes().batchAdded()).isEqualTo(2);
 		assertThat(verdict.magnitudes().excessNanos()).isEqualTo(880 * MS);
 		assertThat(verdict.magnitudes().batchNanos() / 1e6).isCloseTo(20.0 * 2 / 7, within(0.1));
-		SpikeRecord record = SpikeRecord.of(STALL, verdict, Evidence.of(STALL, scrapes(100, 0), 800 * MS,
-				new long[] { 2, 40 }, ENGINE_WIDE, new long[] { 0, 0 }, 0, 20 * MS, null));
+		SpikeRecord record = SpikeRecord.of(STALL, verdict,
+				Evidence.of(STALL, scrapes(100, 0), 800 * MS, new long[] { 2, 40 }, (from, to) -> new long[] { 2, 40 },
+						ENGINE_WIDE, new long[] { 0, 0 }, 0, 20 * MS, null));
 		assertThat(record.summary()).startsWith("engine_other: engine-wide stall")
 			.contains(
 					"880 ms over the stream's 20 ms pace: prefill of 40 tokens (too few to count), batch growth 7 -> 9 explains ~6 ms; 874 ms "
