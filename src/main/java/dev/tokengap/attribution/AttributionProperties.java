@@ -23,17 +23,26 @@ import org.springframework.validation.annotation.Validated;
  * pressure
  * @param logLinesPerSecond spike log lines written per second at most (the rest are
  * counted and the count is given in the next line; 0 logs none)
+ * @param prefillRate prompt tokens a second the engine is taken to prefill when its own
+ * prefill histograms have not taught tokengap its rate yet: what a prefill or a recompute
+ * inside a gap can explain
+ * @param stuckAfter how long the engine may have requests running or waiting while no
+ * stream receives content before {@code tokengap_engine_stuck} says it is stuck
  */
 @Validated
 @ConfigurationProperties("tokengap.attribution")
 public record AttributionProperties(@DefaultValue("100ms") Duration spikeFloor,
 		@DefaultValue("4") @DecimalMin("1.0") double spikeFactor, @DefaultValue("200") @Min(1) int history,
 		@DefaultValue("1024") @Min(1) int prefillTokens, @DefaultValue("1.5") @DecimalMin("1.0") double batchGrowth,
-		@DefaultValue("0.9") double kvPressure, @DefaultValue("10") @Min(0) int logLinesPerSecond) {
+		@DefaultValue("0.9") double kvPressure, @DefaultValue("10") @Min(0) int logLinesPerSecond,
+		@DefaultValue("10000") @Min(1) int prefillRate, @DefaultValue("10s") Duration stuckAfter) {
 
 	public AttributionProperties {
 		if (spikeFloor.isNegative() || spikeFloor.isZero()) {
 			throw new IllegalArgumentException("tokengap.attribution.spike-floor must be positive, got " + spikeFloor);
+		}
+		if (stuckAfter.isNegative() || stuckAfter.isZero()) {
+			throw new IllegalArgumentException("tokengap.attribution.stuck-after must be positive, got " + stuckAfter);
 		}
 	}
 

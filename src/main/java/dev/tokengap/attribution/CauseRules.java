@@ -35,19 +35,20 @@ import java.util.List;
  * the cause is otherwise outside the engine's scheduling ({@code engine_other}: its API
  * server, the network).</li>
  * <li><b>Engine-wide</b>: other streams were decoding and none received content: the step
- * itself was slow for everyone. A preemption elsewhere explains it only as far as its
- * recompute does: a stream that had been silent since well before the gap (a preempted
- * sequence) resumed in the step that ended it, with at least {@code prefill-tokens} to
- * recompute; a rise of the preemption counter alone is kept as matched ("preemptions
- * elsewhere in the window") but not chosen. Then prefill interference (recompute and new
- * prompts weighed by their tokens), batch growth, else nothing engine-side (a hiccup of
- * the engine: {@code engine_other}). Requests waiting for capacity beside a full KV cache
- * slow nobody's step: a stall every stream shared is not put down to them (kept as
- * matched).</li>
+ * itself was slow for everyone. Each candidate is credited with the time it can explain
+ * of the gap's excess over the stream's own pace ({@link Magnitudes}): the recompute of
+ * preempted streams that resumed in the step that ended the gap and the prefill of new
+ * prompts at the engine's prefill rate, the sequences the batch grew by at the stream's
+ * step cost per sequence. The one that explains the most is chosen when it explains at
+ * least as much as is left unexplained; otherwise nothing engine-side explains the gap (a
+ * hiccup of the engine: {@code engine_other}). A rise of the preemption counter without a
+ * recompute in the gap, and requests waiting for capacity beside a full KV cache, slow
+ * nobody's step: kept as matched, never chosen.</li>
  * <li><b>Alone</b>: no other stream was decoding through tokengap to compare with, so a
- * hiccup cannot be told from the engine's state: the engine's evidence is read in the
- * contract's order: preemption, prefill interference, batch growth, queue pressure, then
- * nothing engine-side.</li>
+ * hiccup cannot be told from the engine's state: a preemption counter that rose is the
+ * stream's own preemption; else the candidates are weighed as for an engine-wide stall,
+ * and what they leave unexplained is put down to the queue when requests waited for
+ * capacity beside a full KV cache, else to nothing engine-side.</li>
  * </ul>
  *
  * <p>
@@ -68,13 +69,18 @@ final class CauseRules {
 
 	/**
 	 * A spike's cause, every cause whose evidence matched (the chosen one first) and the
-	 * scope the choice rested on.
+	 * scope the choice rested on, with what each candidate explains.
 	 *
 	 * @param cause the chosen cause
 	 * @param matched every cause whose evidence matched, the chosen one first
 	 * @param scope whose stall it was
+	 * @param magnitudes the gap's excess and the time each candidate explains of it
 	 */
-	record Verdict(SpikeCause cause, List<SpikeCause> matched, SpikeScope scope) {
+	record Verdict(SpikeCause cause, List<SpikeCause> matched, SpikeScope scope, Magnitudes magnitudes) {
+
+		Verdict(SpikeCause cause, SpikeScope scope) {
+			this(cause, List.of(cause), scope, Magnitudes.NONE);
+		}
 
 	}
 
@@ -96,36 +102,30 @@ final class CauseRules {
 			// On time from the engine: either the client's socket was full (writes
 			// waited) or this host was slow to get to the write at all.
 			boolean waited = 2 * spike.socketWaitNanos() >= spike.writeDelayNanos() + spike.earlierWaitNanos();
-			return waited
-					? new Verdict(SpikeCause.CLIENT_BACKPRESSURE, List.of(SpikeCause.CLIENT_BACKPRESSURE),
-							SpikeScope.CLIENT)
-					: new Verdict(SpikeCause.ENGINE_OTHER, List.of(SpikeCause.ENGINE_OTHER), SpikeScope.HOST);
+			return waited ? new Verdict(SpikeCause.CLIENT_BACKPRESSURE, SpikeScope.CLIENT)
+					: new Verdict(SpikeCause.ENGINE_OTHER, SpikeScope.HOST);
 		}
 		if (evidence.heldBack() >= HELD_BACK_BURST) {
 			// The events after the gap came in a burst: the engine had produced them
 			// while this stream waited, and something after it (its API server, the
 			// network) held them.
-			return new Verdict(SpikeCause.ENGINE_OTHER, List.of(SpikeCause.ENGINE_OTHER), SpikeScope.AFTER_ENGINE);
+			return new Verdict(SpikeCause.ENGINE_OTHER, SpikeScope.AFTER_ENGINE);
 		}
 		if (!evidence.engineCovered()) {
-			return new Verdict(SpikeCause.UNKNOWN, List.of(SpikeCause.UNKNOWN), SpikeScope.NO_ENGINE_DATA);
+			return new Verdict(SpikeCause.UNKNOWN, SpikeScope.NO_ENGINE_DATA);
 		}
+		Magnitudes magnitudes = Magnitudes.of(spike, evidence, properties);
 		boolean preempted = positive(evidence.preemptions());
-		boolean recomputed = evidence.peersResumed() > 0 && evidence.recomputeTokens() >= properties.prefillTokens();
-		long prefill = prefillTokens(evidence);
-		boolean prefilled = prefill >= properties.prefillTokens();
-		boolean grew = grewMarkedly(evidence.runningBefore(), evidence.runningMax(), properties.batchGrowth())
-				|| manyJoined(evidence, properties.batchGrowth());
 		boolean queued = positive(waitingForCapacity(evidence)) && evidence.kvUsageMax() != null
 				&& evidence.kvUsageMax() > properties.kvPressure();
 		List<SpikeCause> matched = new ArrayList<>(4);
-		if (preempted || recomputed) {
+		if (preempted || magnitudes.recomputeNanos() > 0) {
 			matched.add(SpikeCause.PREEMPTION);
 		}
-		if (prefilled) {
+		if (magnitudes.prefillNanos() > 0) {
 			matched.add(SpikeCause.PREFILL_INTERFERENCE);
 		}
-		if (grew) {
+		if (grew(evidence, properties.batchGrowth())) {
 			matched.add(SpikeCause.BATCH_GROWTH);
 		}
 		if (queued) {
@@ -134,50 +134,23 @@ final class CauseRules {
 		SpikeScope scope;
 		SpikeCause cause;
 		if (evidence.singledOut()) {
+			// A prefill, a batch that grew or a queue slows every stream's step alike;
+			// only a preemption leaves one stream out while the others keep receiving.
 			scope = SpikeScope.SINGLED_OUT;
 			cause = preempted ? SpikeCause.PREEMPTION : SpikeCause.ENGINE_OTHER;
 		}
 		else if (evidence.engineWide()) {
 			scope = SpikeScope.ENGINE_WIDE;
-			if (recomputed && (!prefilled || evidence.recomputeTokens() >= prefill)) {
-				cause = SpikeCause.PREEMPTION;
-			}
-			else {
-				// A queue waiting for capacity slows nobody's step: beside other streams
-				// that shared the stall it is a state, kept as matched, not the reason.
-				cause = firstOf(prefilled, grew, false);
-			}
+			cause = magnitudes.largest(SpikeCause.ENGINE_OTHER);
 		}
 		else {
 			scope = SpikeScope.ALONE;
-			cause = preempted ? SpikeCause.PREEMPTION : firstOf(prefilled, grew, queued);
+			cause = preempted ? SpikeCause.PREEMPTION
+					: magnitudes.largest(queued ? SpikeCause.QUEUE_PRESSURE : SpikeCause.ENGINE_OTHER);
 		}
 		matched.remove(cause);
 		matched.add(0, cause);
-		return new Verdict(cause, List.copyOf(matched), scope);
-	}
-
-	private static SpikeCause firstOf(boolean prefilled, boolean grew, boolean queued) {
-		if (prefilled) {
-			return SpikeCause.PREFILL_INTERFERENCE;
-		}
-		if (grew) {
-			return SpikeCause.BATCH_GROWTH;
-		}
-		return queued ? SpikeCause.QUEUE_PRESSURE : SpikeCause.ENGINE_OTHER;
-	}
-
-	/**
-	 * New prompts' prefill across the gap: the engine's own computed count when it
-	 * exports it, else the most of tokengap's estimate and the engine's prompt-token
-	 * counter.
-	 */
-	private static long prefillTokens(Evidence evidence) {
-		if (evidence.promptTokensComputed() != null) {
-			return (long) Math.max(0, evidence.promptTokensComputed());
-		}
-		double counted = (evidence.promptTokens() != null) ? evidence.promptTokens() : 0;
-		return (long) Math.max(evidence.otherPromptTokens(), counted);
+		return new Verdict(cause, List.copyOf(matched), scope, magnitudes);
 	}
 
 	private static Double waitingForCapacity(Evidence evidence) {
@@ -185,16 +158,15 @@ final class CauseRules {
 	}
 
 	/**
-	 * Requests that join and leave between two scrapes never show in the running gauge,
-	 * but tokengap saw their first tokens arrive inside the gap.
+	 * Whether the batch grew markedly (by 2 and by the ratio) across the gap: a matched
+	 * fact, kept in the record; what it explains is {@link Magnitudes#batchNanos()}.
 	 */
-	private static boolean manyJoined(Evidence evidence, double ratio) {
+	private static boolean grew(Evidence evidence, double ratio) {
 		double before = (evidence.runningBefore() != null) ? evidence.runningBefore() : 0;
-		return evidence.otherFirstTokens() >= Math.max(2, (ratio - 1) * before);
-	}
-
-	private static boolean grewMarkedly(Double before, Double max, double ratio) {
-		return before != null && max != null && max - before >= 2 && max >= before * ratio;
+		boolean joined = evidence.otherFirstTokens() >= Math.max(2, (ratio - 1) * before);
+		Double max = evidence.runningMax();
+		return joined
+				|| (evidence.runningBefore() != null && max != null && max - before >= 2 && max >= before * ratio);
 	}
 
 	private static boolean positive(Double value) {

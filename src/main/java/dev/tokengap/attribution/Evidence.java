@@ -37,12 +37,50 @@ import dev.tokengap.backend.EngineSample;
  * @param heldBack this stream's events (per choice) that arrived within half an engine
  * step (its pace before the gap) after the gap closed: a burst of them means the engine
  * had produced them during the gap and they were held up after it
+ * @param paceNanos this stream's own step before the gap (the median interval of its last
+ * few events times its choices), or 0 when it had too few events to tell
+ * @param preemptionsInGap the preemption counter's increase over the gap itself, each
+ * edge interpolated between the two scrapes around it
+ * @param promptTokensInGap the prompt-token counter's increase over the gap, interpolated
+ * likewise
+ * @param promptTokensComputedInGap the locally computed prompt tokens' increase over the
+ * gap, interpolated likewise, or {@code null} when the engine does not export them
+ * @param runningAtStart running requests at the gap's start, interpolated between the
+ * scrapes around it
+ * @param runningAtEnd running requests at the gap's end, interpolated likewise
+ * @param prefillNanosPerToken the engine's prefill time per computed prompt token as
+ * learned from its own prefill histograms over the history, or {@code null} when it
+ * exports none or they hold no long enough prompt yet
+ * @param promptComputedShare the share of the engine's prompt tokens it computed itself
+ * (not served from its prefix cache or a KV transfer) over all the samples around the
+ * gap, or {@code null} when it does not export {@code local_compute}
+ * @param promptTokensUnseenInGap prompt tokens the engine computed around the gap (of all
+ * prompt tokens, without {@code local_compute}) beyond those of the prompts whose first
+ * token tokengap saw there, credited with the gap's share of the bracketing scrapes'
+ * span: prompts sent to the engine past tokengap
  */
 public record Evidence(boolean engineCovered, int engineSamples, Double preemptions, Double promptTokens,
 		Double promptTokensComputed, Double runningBefore, Double runningMax, Double waitingMax,
 		Double waitingForCapacityMax, Double kvUsageMax, long otherFirstTokens, long otherPromptTokens,
-		int peersDecoding, int peersFed, double peersQuietShare, long peersResumed, long recomputeTokens,
-		int heldBack) {
+		int peersDecoding, int peersFed, double peersQuietShare, long peersResumed, long recomputeTokens, int heldBack,
+		long paceNanos, Double preemptionsInGap, Double promptTokensInGap, Double promptTokensComputedInGap,
+		Double runningAtStart, Double runningAtEnd, Double prefillNanosPerToken, Double promptComputedShare,
+		Double promptTokensUnseenInGap) {
+
+	/**
+	 * Prompt tokens of the streams through tokengap whose first token arrived in a
+	 * stretch of time.
+	 */
+	interface FirstTokens {
+
+		/**
+		 * @param fromNanos start, exclusive
+		 * @param toNanos end, inclusive
+		 * @return {count, prompt tokens}
+		 */
+		long[] between(long fromNanos, long toNanos);
+
+	}
 
 	/**
 	 * Gathers the evidence of one spike, without other streams' view.
@@ -54,7 +92,8 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 	 * @return the evidence
 	 */
 	static Evidence of(Spike spike, EngineSample[] window, long staleNanos, long[] firstTokens) {
-		return of(spike, window, staleNanos, firstTokens, PeerView.NONE, new long[] { 0, 0 }, 0);
+		return of(spike, window, staleNanos, firstTokens, (from, to) -> firstTokens, PeerView.NONE, new long[] { 0, 0 },
+				0, 0, null);
 	}
 
 	/**
@@ -64,14 +103,18 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 	 * @param staleNanos how far from the gap's edges a bracketing sample may be
 	 * @param firstTokens other streams' first tokens: {count, prompt tokens} inside the
 	 * gap
+	 * @param seen the first tokens tokengap saw in any stretch (for the scrapes around
+	 * the gap)
 	 * @param peers what the other streams received during the gap
 	 * @param resumed {count, recompute tokens} of the waiting streams that resumed at its
 	 * end
 	 * @param heldBack this stream's events in a burst right after the gap
+	 * @param paceNanos this stream's own step before the gap, 0 when unknown
+	 * @param prefillNanosPerToken the engine's learned prefill time per token, or null
 	 * @return the evidence
 	 */
-	static Evidence of(Spike spike, EngineSample[] window, long staleNanos, long[] firstTokens, PeerView peers,
-			long[] resumed, int heldBack) {
+	static Evidence of(Spike spike, EngineSample[] window, long staleNanos, long[] firstTokens, FirstTokens seen,
+			PeerView peers, long[] resumed, int heldBack, long paceNanos, Double prefillNanosPerToken) {
 		int before = -1;
 		int after = -1;
 		for (int i = 0; i < window.length; i++) {
@@ -86,7 +129,7 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 		if (before < 0 || after < 0) {
 			return new Evidence(false, 0, null, null, null, null, null, null, null, null, firstTokens[0],
 					firstTokens[1], peers.decoding(), peers.fed(), quietShare(spike, peers), resumed[0], resumed[1],
-					heldBack);
+					heldBack, paceNanos, null, null, null, null, null, prefillNanosPerToken, null, null);
 		}
 		double runningMax = 0;
 		double waitingMax = 0;
@@ -102,11 +145,44 @@ public record Evidence(boolean engineCovered, int engineSamples, Double preempti
 		}
 		EngineSample first = window[before];
 		EngineSample last = window[after];
+		GapCounters gap = new GapCounters(window, before, after, spike.previousArrivalNanos(), spike.arrivalNanos());
 		return new Evidence(true, after - before + 1, delta(first.preemptions(), last.preemptions()),
 				delta(first.promptTokens(), last.promptTokens()),
 				delta(first.promptTokensComputed(), last.promptTokensComputed()), first.running(), runningMax,
 				waitingMax, Double.isNaN(capacityMax) ? null : capacityMax, kvMax, firstTokens[0], firstTokens[1],
-				peers.decoding(), peers.fed(), quietShare(spike, peers), resumed[0], resumed[1], heldBack);
+				peers.decoding(), peers.fed(), quietShare(spike, peers), resumed[0], resumed[1], heldBack, paceNanos,
+				gap.increase(EngineSample::preemptions), gap.increase(EngineSample::promptTokens),
+				gap.increase(EngineSample::promptTokensComputed), gap.atStart(EngineSample::running),
+				gap.atEnd(EngineSample::running), prefillNanosPerToken, computedShare(window),
+				unseen(spike, first, last, seen, computedShare(window)));
+	}
+
+	/**
+	 * The engine's computed share of its prompt tokens over every sample given: the
+	 * samples after the gap included, so a prompt counted by a scrape just after the
+	 * bracketing one still weighs.
+	 */
+	private static Double computedShare(EngineSample[] window) {
+		EngineSample first = window[0];
+		EngineSample last = window[window.length - 1];
+		Double computed = delta(first.promptTokensComputed(), last.promptTokensComputed());
+		Double all = delta(first.promptTokens(), last.promptTokens());
+		if (computed == null) {
+			return null;
+		}
+		return (all == null || all <= 0) ? 1.0 : Math.min(1, Math.max(0, computed / all));
+	}
+
+	private static Double unseen(Spike spike, EngineSample first, EngineSample last, FirstTokens seen, Double share) {
+		Double counted = (share != null) ? delta(first.promptTokensComputed(), last.promptTokensComputed())
+				: delta(first.promptTokens(), last.promptTokens());
+		if (counted == null) {
+			return null;
+		}
+		double around = seen.between(first.nanos() - 1, last.nanos())[1] * ((share != null) ? share : 1);
+		long span = Math.max(1, last.nanos() - first.nanos());
+		double inGap = Math.min(1, (double) (spike.arrivalNanos() - spike.previousArrivalNanos()) / span);
+		return Math.max(0, counted - around) * inGap;
 	}
 
 	/**

@@ -53,6 +53,26 @@ final class PeerStreams {
 	}
 
 	/**
+	 * When any stream, live or recently ended, last received a content event from the
+	 * engine.
+	 * @return the arrival, or -1 when none has had one
+	 */
+	long lastContentNanos() {
+		long last = -1;
+		for (Peer peer : this.live.values()) {
+			last = Math.max(last, peer.timer().lastArrivalNanos());
+		}
+		synchronized (this.ended) {
+			for (Peer peer : this.ended) {
+				if (peer != null) {
+					last = Math.max(last, peer.timer().lastArrivalNanos());
+				}
+			}
+		}
+		return last;
+	}
+
+	/**
 	 * What the other streams received during one stream's gap, taken as the gap closes:
 	 * the live ones, and those that ended inside it.
 	 * @param self the stream whose gap it is

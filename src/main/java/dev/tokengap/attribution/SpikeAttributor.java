@@ -2,6 +2,7 @@ package dev.tokengap.attribution;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.LinkedList;
 import java.util.List;
@@ -15,6 +16,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -129,6 +132,33 @@ public final class SpikeAttributor implements AutoCloseable {
 	}
 
 	/**
+	 * Checks every second, on the attribution thread, whether the engine is stuck (see
+	 * {@link StuckEngineDetector}: requests held, its health check answering, and no
+	 * content for {@code stuck-after}) and tells {@code stuck} the answer.
+	 * @param healthy whether the engine's health check answers
+	 * @param stuck told the answer after every check
+	 */
+	public void watchForStuckEngine(BooleanSupplier healthy, Consumer<Boolean> stuck) {
+		StuckEngineDetector detector = new StuckEngineDetector(this.properties.stuckAfter().toNanos(),
+				4 * this.intervalNanos, this.history, healthy, this.peers::lastContentNanos, this.clock.nanoTime());
+		try {
+			this.executor.scheduleWithFixedDelay(() -> checkStuck(detector, stuck), 1, 1, TimeUnit.SECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			// closed
+		}
+	}
+
+	private void checkStuck(StuckEngineDetector detector, Consumer<Boolean> stuck) {
+		try {
+			stuck.accept(detector.stuck(this.clock.nanoTime()));
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Checking for a stuck engine failed; streams are unaffected", ex);
+		}
+	}
+
+	/**
 	 * @return the observer to give the meters, so it sees every gap
 	 */
 	public GapObserver detector() {
@@ -178,7 +208,8 @@ public final class SpikeAttributor implements AutoCloseable {
 			Evidence evidence = Evidence.of(spike, window, stale,
 					this.firstTokens.between(spike.previousArrivalNanos(),
 							spike.arrivalNanos() + Math.min(spike.upstreamGapNanos() / 4, 50_000_000L)),
-					peers, resumed, heldBack(spike, peers.self()));
+					this.firstTokens::between, peers, resumed, heldBack(spike, peers.self()), pace(spike, peers.self()),
+					PrefillRate.learned(this.history, this.properties.prefillTokens()));
 			CauseRules.Verdict verdict = CauseRules.verdict(spike, evidence, this.properties);
 			SpikeRecord record = SpikeRecord.of(spike, verdict, evidence);
 			keep(record);
@@ -203,9 +234,9 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	/**
 	 * This stream's events (per choice) that arrived within half an engine step after the
-	 * gap closed, the step being the stream's pace before the gap (its last few events'
-	 * mean interval times its choices); read when the spike is judged, by when they have
-	 * arrived. 0 when the stream had too few events before the gap to know its pace.
+	 * gap closed, the step being the stream's pace before the gap ({@link #pace}); read
+	 * when the spike is judged, by when they have arrived. 0 when the stream had too few
+	 * events before the gap to know its pace.
 	 */
 	static int heldBack(Spike spike, StreamTimer timer) {
 		if (timer == null) {
@@ -213,23 +244,58 @@ public final class SpikeAttributor implements AutoCloseable {
 		}
 		long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
 		int n = timer.recentArrivals(arrivals);
-		int firstBefore = 0;
-		while (firstBefore < n && arrivals[firstBefore] > spike.previousArrivalNanos()) {
-			firstBefore++;
-		}
-		int before = Math.min(PACE_EVENTS, n - firstBefore);
-		if (before < 3) {
+		int firstBefore = firstBefore(spike, arrivals, n);
+		long step = pace(timer, arrivals, n, firstBefore);
+		if (step <= 0) {
 			return 0;
 		}
-		int choices = Math.max(1, timer.choices());
-		long step = (arrivals[firstBefore] - arrivals[firstBefore + before - 1]) * choices / (before - 1);
 		int count = 0;
 		for (int i = 0; i < firstBefore; i++) {
 			if (arrivals[i] > spike.arrivalNanos() && arrivals[i] <= spike.arrivalNanos() + step / 2) {
 				count++;
 			}
 		}
-		return count / choices;
+		return count / Math.max(1, timer.choices());
+	}
+
+	/**
+	 * The stream's own engine step before the gap: the median interval of its last few
+	 * events before it times its choices; 0 when it had too few events.
+	 */
+	static long pace(Spike spike, StreamTimer timer) {
+		if (timer == null) {
+			return 0;
+		}
+		long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
+		int n = timer.recentArrivals(arrivals);
+		return pace(timer, arrivals, n, firstBefore(spike, arrivals, n));
+	}
+
+	private static int firstBefore(Spike spike, long[] arrivals, int n) {
+		int firstBefore = 0;
+		while (firstBefore < n && arrivals[firstBefore] > spike.previousArrivalNanos()) {
+			firstBefore++;
+		}
+		return firstBefore;
+	}
+
+	/**
+	 * The median of the intervals between events one step apart (as many events apart as
+	 * the stream has choices), not the mean: one earlier spike among the events would
+	 * otherwise be taken for the pace.
+	 */
+	private static long pace(StreamTimer timer, long[] arrivals, int n, int firstBefore) {
+		int before = Math.min(PACE_EVENTS, n - firstBefore);
+		int choices = Math.max(1, timer.choices());
+		if (before < 3 || before <= choices) {
+			return 0;
+		}
+		long[] steps = new long[before - choices];
+		for (int i = 0; i < steps.length; i++) {
+			steps[i] = arrivals[firstBefore + i] - arrivals[firstBefore + i + choices];
+		}
+		Arrays.sort(steps);
+		return steps[steps.length / 2];
 	}
 
 	private void ended(StreamTimer timer) {

@@ -29,17 +29,38 @@ import dev.tokengap.timing.EngineReport;
  * @param evidence everything gathered, whatever the cause
  * @param engine the engine's own figures for the request when it reported them (vLLM's
  * per-request metrics), else null
+ * @param paceMs the stream's own step before the gap (0 where the engine's evidence was
+ * not weighed)
+ * @param excessMs the engine's part of the gap beyond that pace
+ * @param explained each candidate with the milliseconds of the excess it can explain, and
+ * what is left unexplained ({@code engine_other}); empty where the engine's evidence was
+ * not weighed (client, host, after the engine, no engine data)
  */
 public record SpikeRecord(Instant time, String requestId, String model, String endpoint, int choice, int tokenIndex,
 		double gapMs, double thresholdMs, double upstreamGapMs, double writeDelayMs, double socketWaitMs, String cause,
-		List<String> causes, String scope, String summary, Evidence evidence, EngineReport engine) {
+		List<String> causes, String scope, String summary, Evidence evidence, EngineReport engine, double paceMs,
+		double excessMs, List<Explained> explained) {
+
+	/**
+	 * What one candidate explains of a gap.
+	 *
+	 * @param cause the candidate
+	 * @param ms the milliseconds of the gap's excess it can account for
+	 * @param what the estimate in words
+	 */
+	public record Explained(String cause, double ms, String what) {
+
+	}
 
 	static SpikeRecord of(Spike spike, CauseRules.Verdict verdict, Evidence evidence) {
+		Magnitudes magnitudes = verdict.magnitudes();
+		boolean weighed = magnitudes != Magnitudes.NONE;
 		return new SpikeRecord(Instant.ofEpochMilli(spike.epochMillis()), spike.requestId(), spike.model(),
 				spike.endpoint(), spike.choice(), spike.tokenIndex(), millis(spike.gapNanos()),
 				millis(spike.thresholdNanos()), millis(spike.upstreamGapNanos()), millis(spike.writeDelayNanos()),
 				millis(spike.socketWaitNanos()), verdict.cause().label(), labels(verdict.matched()),
-				verdict.scope().label(), summary(verdict, evidence), evidence, null);
+				verdict.scope().label(), summary(verdict, evidence), evidence, null, millis(magnitudes.paceNanos()),
+				millis(magnitudes.excessNanos()), weighed ? magnitudes.explained() : List.of());
 	}
 
 	/**
@@ -57,14 +78,15 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 		return new SpikeRecord(this.time, this.requestId, this.model, this.endpoint, this.choice, this.tokenIndex,
 				this.gapMs, this.thresholdMs, this.upstreamGapMs, this.writeDelayMs, this.socketWaitMs, cause.label(),
 				List.copyOf(all), scope.label(), cause.label() + ": " + why + " (was " + this.summary + ")",
-				this.evidence, report);
+				this.evidence, report, this.paceMs, this.excessMs, this.explained);
 	}
 
 	/** This record with the engine's figures attached, its cause unchanged. */
 	SpikeRecord withEngine(EngineReport report) {
 		return new SpikeRecord(this.time, this.requestId, this.model, this.endpoint, this.choice, this.tokenIndex,
 				this.gapMs, this.thresholdMs, this.upstreamGapMs, this.writeDelayMs, this.socketWaitMs, this.cause,
-				this.causes, this.scope, this.summary, this.evidence, report);
+				this.causes, this.scope, this.summary, this.evidence, report, this.paceMs, this.excessMs,
+				this.explained);
 	}
 
 	private static List<String> labels(List<SpikeCause> causes) {
@@ -86,6 +108,9 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 		}
 		if (!also.isEmpty()) {
 			text.append("; also matched: ").append(String.join("; ", also));
+		}
+		if (verdict.magnitudes() != Magnitudes.NONE) {
+			text.append(" (").append(verdict.magnitudes().text()).append(')');
 		}
 		return text.toString();
 	}
@@ -109,9 +134,9 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 	private static String causeText(SpikeCause cause, CauseRules.Verdict verdict, Evidence evidence, boolean chosen) {
 		return switch (cause) {
 			case PREEMPTION -> preemptionText(verdict, evidence, chosen);
-			case PREFILL_INTERFERENCE -> "prefill of new prompts (" + promptText(evidence) + ")";
+			case PREFILL_INTERFERENCE -> "prefill of new prompts (" + verdict.magnitudes().prefillTokens() + " tokens)";
 			case BATCH_GROWTH -> "batch grew (running " + number(evidence.runningBefore()) + " to "
-					+ number(evidence.runningMax()) + ", " + evidence.otherFirstTokens() + " streams joined)";
+					+ number(evidence.runningAtEnd()) + ", " + evidence.otherFirstTokens() + " streams joined)";
 			case QUEUE_PRESSURE ->
 				"requests waiting for capacity with the KV cache at " + Math.round(100 * evidence.kvUsageMax()) + "%";
 			case ENGINE_OTHER -> chosen ? "nothing in the engine's scheduling explains it" : "";
@@ -130,14 +155,6 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 		}
 		return "preemptions elsewhere in the window (+" + number(evidence.preemptions()) + ")"
 				+ ((evidence.peersResumed() > 0) ? ", " + evidence.peersResumed() + " recomputed" : "");
-	}
-
-	private static String promptText(Evidence evidence) {
-		if (evidence.promptTokensComputed() != null) {
-			return number(evidence.promptTokensComputed()) + " tokens computed";
-		}
-		return Math.max(evidence.otherPromptTokens(),
-				(evidence.promptTokens() != null) ? evidence.promptTokens().longValue() : 0) + " tokens";
 	}
 
 	private static String number(Double value) {

@@ -45,6 +45,12 @@ public final class EngineHistory {
 
 	private final double[] promptTokensComputed;
 
+	private final double[] prefillSeconds;
+
+	private final double[] prefillRequests;
+
+	private final double[] prefillComputedTokens;
+
 	// Samples ever appended; the newest is at (appended - 1) % capacity.
 	private long appended;
 
@@ -74,6 +80,9 @@ public final class EngineHistory {
 		this.generationTokens = new double[capacity];
 		this.waitingForCapacity = new double[capacity];
 		this.promptTokensComputed = new double[capacity];
+		this.prefillSeconds = new double[capacity];
+		this.prefillRequests = new double[capacity];
+		this.prefillComputedTokens = new double[capacity];
 	}
 
 	/**
@@ -100,6 +109,9 @@ public final class EngineHistory {
 			this.generationTokens[i] = sample.generationTokens();
 			this.waitingForCapacity[i] = sample.waitingForCapacity();
 			this.promptTokensComputed[i] = sample.promptTokensComputed();
+			this.prefillSeconds[i] = sample.prefillSeconds();
+			this.prefillRequests[i] = sample.prefillRequests();
+			this.prefillComputedTokens[i] = sample.prefillComputedTokens();
 			this.appended++;
 			return true;
 		}
@@ -236,7 +248,8 @@ public final class EngineHistory {
 	private EngineSample sample(int i) {
 		return new EngineSample(this.nanos[i], this.running[i], this.waiting[i], this.swapped[i], this.kvUsage[i],
 				this.preemptions[i], this.promptTokens[i], this.generationTokens[i], this.waitingForCapacity[i],
-				this.promptTokensComputed[i]);
+				this.promptTokensComputed[i], this.prefillSeconds[i], this.prefillRequests[i],
+				this.prefillComputedTokens[i]);
 	}
 
 	private int index(long position) {

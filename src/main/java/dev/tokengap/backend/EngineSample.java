@@ -25,10 +25,35 @@ package dev.tokengap.backend;
  * @param promptTokensComputed prompt tokens the engine prefilled itself since it started
  * ({@code vllm:prompt_tokens_by_source_total{source="local_compute"}}, vLLM since
  * 2026-02): unlike {@code promptTokens}, without prefix-cache hits and KV transfers
+ * @param prefillSeconds time finished requests spent in their prefill since the engine
+ * started ({@code vllm:request_prefill_time_seconds_sum})
+ * @param prefillRequests finished requests counted in {@code prefillSeconds}
+ * ({@code vllm:request_prefill_time_seconds_count})
+ * @param prefillComputedTokens prompt tokens those requests' prefills computed
+ * ({@code vllm:request_prefill_kv_computed_tokens_sum})
  */
 public record EngineSample(long nanos, double running, double waiting, double swapped, double kvUsage,
 		double preemptions, double promptTokens, double generationTokens, double waitingForCapacity,
-		double promptTokensComputed) {
+		double promptTokensComputed, double prefillSeconds, double prefillRequests, double prefillComputedTokens) {
+
+	/**
+	 * A sample of an engine without the prefill histograms.
+	 * @param nanos see the record
+	 * @param running see the record
+	 * @param waiting see the record
+	 * @param swapped see the record
+	 * @param kvUsage see the record
+	 * @param preemptions see the record
+	 * @param promptTokens see the record
+	 * @param generationTokens see the record
+	 * @param waitingForCapacity see the record
+	 * @param promptTokensComputed see the record
+	 */
+	public EngineSample(long nanos, double running, double waiting, double swapped, double kvUsage, double preemptions,
+			double promptTokens, double generationTokens, double waitingForCapacity, double promptTokensComputed) {
+		this(nanos, running, waiting, swapped, kvUsage, preemptions, promptTokens, generationTokens, waitingForCapacity,
+				promptTokensComputed, Double.NaN, Double.NaN, Double.NaN);
+	}
 
 	/**
 	 * A sample of an engine older than the by-reason and by-source families.

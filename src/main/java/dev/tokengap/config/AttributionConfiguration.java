@@ -1,6 +1,7 @@
 package dev.tokengap.config;
 
 import java.net.URI;
+import java.time.Duration;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.apache.commons.logging.Log;
@@ -13,6 +14,7 @@ import org.springframework.context.annotation.Configuration;
 import dev.tokengap.attribution.AttributionProperties;
 import dev.tokengap.attribution.SpikeAttributor;
 import dev.tokengap.attribution.SpikesEndpoint;
+import dev.tokengap.backend.EngineHealth;
 import dev.tokengap.backend.EngineHistory;
 import dev.tokengap.backend.EngineSample;
 import dev.tokengap.backend.MetricsScraper;
@@ -31,6 +33,9 @@ import dev.tokengap.timing.NanoClock;
 class AttributionConfiguration {
 
 	private static final Log logger = LogFactory.getLog(AttributionConfiguration.class);
+
+	/** How often the engine's /health is asked, for tokengap_engine_stuck. */
+	private static final Duration HEALTH_INTERVAL = Duration.ofSeconds(2);
 
 	@Bean
 	EngineHistory engineHistory(ScrapeProperties properties) {
@@ -68,11 +73,23 @@ class AttributionConfiguration {
 	}
 
 	@Bean(destroyMethod = "close")
+	EngineHealth engineHealth(UpstreamClient upstream, ScrapeProperties scrape) {
+		EngineHealth health = new EngineHealth(upstream.base(), HEALTH_INTERVAL);
+		if (scrape.enabled()) {
+			health.start();
+		}
+		return health;
+	}
+
+	@Bean(destroyMethod = "close")
 	SpikeAttributor spikeAttributor(AttributionProperties properties, EngineHistory history, TokengapMeters meters,
-			NanoClock clock, ScrapeProperties scrape) {
+			NanoClock clock, ScrapeProperties scrape, EngineHealth health, BackendMeters backendMeters) {
 		SpikeAttributor attributor = new SpikeAttributor(properties, history, meters, clock, scrape.scrapeInterval(),
 				scrape.scrapeTimeout());
 		meters.gapObserver(attributor.detector());
+		if (scrape.enabled()) {
+			attributor.watchForStuckEngine(health::healthy, backendMeters::engineStuck);
+		}
 		return attributor;
 	}
 

@@ -31,6 +31,8 @@ public final class BackendMeters {
 
 	public static final String UP = "tokengap_backend_up";
 
+	public static final String ENGINE_STUCK = "tokengap_engine_stuck";
+
 	public static final String ENGINES = "tokengap_backend_engines";
 
 	public static final String MODEL_INFO = "tokengap_model_info";
@@ -57,6 +59,8 @@ public final class BackendMeters {
 
 	private volatile boolean up;
 
+	private volatile boolean stuck;
+
 	private volatile double engines = Double.NaN;
 
 	private final Info modelInfo;
@@ -78,6 +82,10 @@ public final class BackendMeters {
 		gauge(registry, KV_CACHE_USAGE, "Engine KV-cache usage 0..1 (vllm:kv_cache_usage_perc), last scrape",
 				() -> this.kvUsage);
 		gauge(registry, UP, "1 when the last scrape of the engine's /metrics succeeded", () -> this.up ? 1 : 0);
+		gauge(registry, ENGINE_STUCK,
+				"1 while the engine has requests running or waiting, answers its health check, and no stream has "
+						+ "received content for tokengap.attribution.stuck-after",
+				() -> this.stuck ? 1 : 0);
 		gauge(registry, ENGINES, "Distinct engines seen behind the scraped metrics URL within the history window "
 				+ "(more than 1: a pool, attribution says unknown)", () -> this.engines);
 		CounterWithCallback.builder()
@@ -169,6 +177,15 @@ public final class BackendMeters {
 			});
 			this.models = kept;
 		}
+	}
+
+	/**
+	 * Records whether the engine is stuck.
+	 * @param stuck whether it holds requests, answers its health check and produced no
+	 * content for {@code tokengap.attribution.stuck-after}
+	 */
+	public void engineStuck(boolean stuck) {
+		this.stuck = stuck;
 	}
 
 	/**

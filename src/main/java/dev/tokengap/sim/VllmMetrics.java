@@ -78,6 +78,12 @@ final class VllmMetrics {
 
 	final VllmHistogram requestQueueTime = new VllmHistogram(REQUEST_EDGES);
 
+	/** First scheduled to first token: the request's prefill step(s). */
+	final VllmHistogram requestPrefillTime = new VllmHistogram(REQUEST_EDGES);
+
+	/** Prompt tokens the prefill computed (its prefix-cache hits excluded). */
+	final VllmHistogram requestPrefillKvComputedTokens = new VllmHistogram(TOKEN_COUNT_EDGES);
+
 	/**
 	 * Draft tokens per decode step; 0 without speculative decoding (then no spec_decode
 	 * series).
@@ -156,6 +162,8 @@ final class VllmMetrics {
 		this.e2eRequestLatency.observe(seconds(sequence.lastTokenNanos - sequence.arrivalNanos));
 		this.requestPromptTokens.observe(sequence.promptTokens);
 		this.requestQueueTime.observe(seconds(Math.max(0, sequence.firstScheduledNanos - sequence.arrivalNanos)));
+		this.requestPrefillTime.observe(seconds(Math.max(0, sequence.firstTokenNanos - sequence.firstScheduledNanos)));
+		this.requestPrefillKvComputedTokens.observe(sequence.promptTokens - Math.max(0, sequence.cachedPromptTokens));
 	}
 
 	static double seconds(long nanos) {

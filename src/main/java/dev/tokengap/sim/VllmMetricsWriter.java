@@ -54,6 +54,11 @@ final class VllmMetricsWriter {
 				metrics.requestPromptTokens);
 		histogram(out, metrics, "vllm:request_queue_time_seconds",
 				"Histogram of time spent in WAITING phase for request.", metrics.requestQueueTime);
+		histogram(out, metrics, "vllm:request_prefill_time_seconds",
+				"Histogram of time spent in PREFILL phase for request.", metrics.requestPrefillTime);
+		histogram(out, metrics, "vllm:request_prefill_kv_computed_tokens",
+				"Histogram of new KV tokens computed during prefill (excluding cached tokens).",
+				metrics.requestPrefillKvComputedTokens);
 		return out.toString();
 	}
 

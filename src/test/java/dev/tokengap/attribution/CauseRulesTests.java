@@ -16,7 +16,7 @@ class CauseRulesTests {
 	static final long MS = 1_000_000;
 
 	static final AttributionProperties PROPERTIES = new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024, 1.5,
-			0.9, 10);
+			0.9, 10, 10_000, Duration.ofSeconds(10));
 
 	/** A 300 ms gap that arrived 300 ms late from upstream (the engine was slow). */
 	static final Spike LATE = new Spike("r", "m", "chat_completions", 0, 7, 100 * MS,
@@ -98,7 +98,7 @@ class CauseRulesTests {
 		Evidence seen = evidence(LATE, new long[] { 1, 4000 }, sample(900, 4, 0, 0.5, 0, 0),
 				sample(1400, 5, 0, 0.5, 0, 0));
 		assertThat(CauseRules.decide(LATE, seen, PROPERTIES)).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
-		Evidence counted = evidence(LATE, NONE, sample(900, 4, 0, 0.5, 0, 100), sample(1400, 4, 0, 0.5, 0, 2100));
+		Evidence counted = evidence(LATE, NONE, sample(900, 4, 0, 0.5, 0, 100), sample(1400, 4, 0, 0.5, 0, 6100));
 		assertThat(CauseRules.decide(LATE, counted, PROPERTIES)).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
 	}
 
@@ -114,7 +114,7 @@ class CauseRulesTests {
 	@Test
 	void promptTokensTheEngineComputedAreStillPrefillInterference() {
 		Evidence evidence = evidence(LATE, NONE, newer(900, 4, 0, 0, 0.5, 100, 100),
-				newer(1400, 4, 0, 0, 0.5, 6100, 2100));
+				newer(1400, 4, 0, 0, 0.5, 6100, 6100));
 		assertThat(CauseRules.decide(LATE, evidence, PROPERTIES)).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
 	}
 
@@ -131,7 +131,7 @@ class CauseRulesTests {
 				newer(1400, 5, 0, 0, 0.5, 16, 16));
 		assertThat(seen.promptTokensComputed()).as("one sample from before the engine had it").isNull();
 		assertThat(CauseRules.decide(LATE, seen, PROPERTIES)).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
-		Evidence counted = evidence(LATE, NONE, sample(900, 4, 0, 0.5, 0, 100), sample(1400, 4, 0, 0.5, 0, 2100));
+		Evidence counted = evidence(LATE, NONE, sample(900, 4, 0, 0.5, 0, 100), sample(1400, 4, 0, 0.5, 0, 6100));
 		assertThat(counted.promptTokensComputed()).isNull();
 		assertThat(CauseRules.decide(LATE, counted, PROPERTIES)).isEqualTo(SpikeCause.PREFILL_INTERFERENCE);
 	}
@@ -197,7 +197,10 @@ class CauseRulesTests {
 		return new Evidence(base.engineCovered(), base.engineSamples(), base.preemptions(), base.promptTokens(),
 				base.promptTokensComputed(), base.runningBefore(), base.runningMax(), base.waitingMax(),
 				base.waitingForCapacityMax(), base.kvUsageMax(), base.otherFirstTokens(), base.otherPromptTokens(),
-				decoding, fed, (fed > 0) ? 0.1 : 1.0, resumed, recomputeTokens, heldBack);
+				decoding, fed, (fed > 0) ? 0.1 : 1.0, resumed, recomputeTokens, heldBack, base.paceNanos(),
+				base.preemptionsInGap(), base.promptTokensInGap(), base.promptTokensComputedInGap(),
+				base.runningAtStart(), base.runningAtEnd(), base.prefillNanosPerToken(), base.promptComputedShare(),
+				base.promptTokensUnseenInGap());
 	}
 
 	@Test
@@ -218,7 +221,7 @@ class CauseRulesTests {
 		assertThat(verdict.scope()).isEqualTo(SpikeScope.ENGINE_WIDE);
 		assertThat(verdict.matched()).containsExactly(SpikeCause.ENGINE_OTHER, SpikeCause.PREEMPTION);
 		assertThat(SpikeRecord.summary(verdict, evidence)).isEqualTo(
-				"engine_other: engine-wide stall, none of 6 other streams received content, nothing in the engine's scheduling explains it; also matched: preemptions elsewhere in the window (+1)");
+				"engine_other: engine-wide stall, none of 6 other streams received content, nothing in the engine's scheduling explains it; also matched: preemptions elsewhere in the window (+1) (275 ms over the stream's 25 ms pace: no prefill, no batch growth; 275 ms (100%) unexplained)");
 	}
 
 	@Test

@@ -29,7 +29,7 @@ class EngineReportRulesTests {
 	}
 
 	private static SpikeAttributor.Judged judged(SpikeCause cause, SpikeScope scope, SpikeCause... matched) {
-		CauseRules.Verdict verdict = new CauseRules.Verdict(cause, List.of(matched), scope);
+		CauseRules.Verdict verdict = new CauseRules.Verdict(cause, List.of(matched), scope, Magnitudes.NONE);
 		Evidence evidence = CauseRulesTests.withPeers(6, 5, 0, 0, CauseRulesTests.NONE,
 				CauseRulesTests.sample(1700, 7, 1, 0.99, 10, 0), CauseRulesTests.sample(2500, 7, 1, 0.99, 11, 0));
 		return new SpikeAttributor.Judged(SPIKE, SpikeRecord.of(SPIKE, verdict, evidence));

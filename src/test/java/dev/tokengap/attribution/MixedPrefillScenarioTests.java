@@ -9,8 +9,6 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * Prefill, batch growth, prefix-cache hits and engine stalls that overlap, judged token
  * by token against the simulator's trace ({@link #truthByCost}): chunked prefill off,
@@ -20,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * by); twelve one-token requests alone (batch growth); an engine stall of 500 ms during
  * which a 4,000-token prompt arrives whose document the prefix cache holds (256 tokens
  * computed: the stall is nothing in the engine's scheduling); the same cached prompt
- * without a stall (no spike).
+ * without a stall (no spike). The workload runs {@link #RUNS} times on one simulator;
+ * each run must get the same verdicts.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "tokengap.mode=demo", "tokengap.demo.load=false",
@@ -34,33 +33,34 @@ class MixedPrefillScenarioTests extends ScenarioSupport {
 	static final int DOCUMENT_CHARS = 15_000;
 
 	@Test
-	void overlappingPrefillBatchGrowthAndCacheHitsGetTheirTrueCause() {
+	void overlappingPrefillBatchGrowthAndCacheHitsGetTheirTrueCauseEveryRun() {
 		warmUp();
-		prime(Request.of("pmix-prime", 16_000, 1).sharingPrefix(DOCUMENT_CHARS));
+		assertRepeatable("mixed_prefill", this::workload, this::truthByCost, 6);
+	}
+
+	private List<Mono<Void>> workload(int run) {
+		String prefix = "pmix" + run + "-";
+		prime(Request.of(prefix + "prime", 16_000, 1).sharingPrefix(DOCUMENT_CHARS));
 		List<Mono<Void>> streams = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
-			Request decode = Request.of("pmix-decode-" + i, 40, 250);
+			Request decode = Request.of(prefix + "decode-" + i, 40, 250);
 			streams.add(start((i == 0) ? decode.with("X-Sim-Engine-Stall", "150:500") : decode));
 		}
-		awaitTokens("pmix-decode-0", 40);
-		streams.add(start(Request.of("pmix-long", 32_000, 20)));
+		awaitTokens(prefix + "decode-0", 40);
+		streams.add(start(Request.of(prefix + "long", 32_000, 20)));
 		for (int i = 0; i < 6; i++) {
-			streams.add(start(Request.of("pmix-join-a" + i, 40, 1)));
+			streams.add(start(Request.of(prefix + "join-a" + i, 40, 1)));
 		}
-		awaitTokens("pmix-decode-0", 100);
+		awaitTokens(prefix + "decode-0", 100);
 		for (int i = 0; i < 12; i++) {
-			streams.add(start(Request.of("pmix-join-b" + i, 40, 1)));
+			streams.add(start(Request.of(prefix + "join-b" + i, 40, 1)));
 		}
-		awaitTokens("pmix-decode-0", 150);
+		awaitTokens(prefix + "decode-0", 150);
 		Mono.delay(Duration.ofMillis(150)).block();
-		streams.add(start(Request.of("pmix-cached-stall", 16_000, 20).sharingPrefix(DOCUMENT_CHARS)));
-		awaitTokens("pmix-decode-0", 200);
-		streams.add(start(Request.of("pmix-cached-quiet", 16_000, 20).sharingPrefix(DOCUMENT_CHARS)));
-		awaitAll(streams);
-		List<SpikeRecord> spikes = spikes();
-		double share = matrix("mixed_prefill", spikes, this::truthByCost);
-		assertThat(spikes).hasSizeGreaterThanOrEqualTo(6);
-		assertThat(share).as("share of spikes attributed to their true cause").isGreaterThanOrEqualTo(0.9);
+		streams.add(start(Request.of(prefix + "cached-stall", 16_000, 20).sharingPrefix(DOCUMENT_CHARS)));
+		awaitTokens(prefix + "decode-0", 200);
+		streams.add(start(Request.of(prefix + "cached-quiet", 16_000, 20).sharingPrefix(DOCUMENT_CHARS)));
+		return streams;
 	}
 
 }

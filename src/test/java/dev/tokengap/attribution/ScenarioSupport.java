@@ -309,8 +309,15 @@ abstract class ScenarioSupport {
 	 */
 	private record Step(List<TraceEntry> trace, TraceEntry entry, TraceEntry previous) {
 
+		/**
+		 * The engine ended the token's step on time: the step ended under the spike
+		 * threshold after the previous one, and took less than half of the gap the client
+		 * saw. A step that took most of the gap (a 170 ms prefill step seen as a 201 ms
+		 * gap beside a 200 ms floor) is the engine's, judged by what it contained.
+		 */
 		boolean onTime(SpikeRecord spike) {
-			return this.entry.stepEndNanos() - this.previous.stepEndNanos() < spike.thresholdMs() * 1_000_000;
+			long spacing = this.entry.stepEndNanos() - this.previous.stepEndNanos();
+			return spacing < spike.thresholdMs() * 1_000_000 && 2 * spacing < spike.gapMs() * 1_000_000;
 		}
 
 		double usualBatch() {
@@ -423,6 +430,66 @@ abstract class ScenarioSupport {
 		});
 		wrong.stream().limit(20).forEach((w) -> System.out.println("  mismatch " + w));
 		return share;
+	}
+
+	/**
+	 * How often a mixed scenario is run in one test: the same workload must get the same
+	 * verdicts every time ({@code -Dtokengap.scenario.runs=N} changes it).
+	 */
+	static final int RUNS = Integer.getInteger("tokengap.scenario.runs", 5);
+
+	/**
+	 * Runs one workload {@link #RUNS} times on the same application and simulator, prints
+	 * each run's confusion matrix and the verdict each true cause got in each run, and
+	 * requires of every run at least {@code minSpikes} spikes and 90% of them right, and
+	 * of every true cause the same verdict (the cause most of its spikes were attributed
+	 * to) in every run it appears in.
+	 * @param scenario the scenario's name in the printed lines
+	 * @param workload starts run {@code n}'s streams (request ids unique per run) and
+	 * returns them
+	 * @param truth the ground truth of a spike
+	 * @param minSpikes spikes each run must have at least
+	 */
+	void assertRepeatable(String scenario, java.util.function.IntFunction<List<Mono<Void>>> workload,
+			java.util.function.Function<SpikeRecord, SpikeCause> truth, int minSpikes) {
+		List<Map<SpikeCause, SpikeCause>> verdicts = new ArrayList<>();
+		List<Double> shares = new ArrayList<>();
+		List<Integer> counts = new ArrayList<>();
+		for (int run = 1; run <= RUNS; run++) {
+			this.requestIds.clear();
+			this.gaps.set(0);
+			awaitAll(workload.apply(run));
+			List<SpikeRecord> spikes = spikes();
+			shares.add(matrix(scenario + " run " + run, spikes, truth));
+			counts.add(spikes.size());
+			verdicts.add(verdicts(spikes, truth));
+		}
+		Map<SpikeCause, List<SpikeCause>> byTruth = new EnumMap<>(SpikeCause.class);
+		for (Map<SpikeCause, SpikeCause> run : verdicts) {
+			run.forEach((expected, got) -> byTruth.computeIfAbsent(expected, (c) -> new ArrayList<>()).add(got));
+		}
+		byTruth.forEach((expected, got) -> System.out
+			.println("VERDICT | " + scenario + " | true " + expected.label() + " | runs " + got));
+		System.out.println("VERDICT | " + scenario + " | correct per run " + shares + " | spikes per run " + counts);
+		assertThat(counts).as("spikes per run").allSatisfy((n) -> assertThat(n).isGreaterThanOrEqualTo(minSpikes));
+		assertThat(shares).as("share right per run").allSatisfy((s) -> assertThat(s).isGreaterThanOrEqualTo(0.9));
+		byTruth.forEach((expected, got) -> assertThat(java.util.Set.copyOf(got))
+			.as("verdicts for true " + expected.label() + " over the runs")
+			.hasSize(1));
+	}
+
+	/** The cause most spikes of each true cause were attributed to. */
+	private static Map<SpikeCause, SpikeCause> verdicts(List<SpikeRecord> spikes,
+			java.util.function.Function<SpikeRecord, SpikeCause> truth) {
+		Map<SpikeCause, Map<SpikeCause, Integer>> rows = new EnumMap<>(SpikeCause.class);
+		for (SpikeRecord spike : spikes) {
+			rows.computeIfAbsent(truth.apply(spike), (c) -> new EnumMap<>(SpikeCause.class))
+				.merge(SpikeCause.valueOf(spike.cause().toUpperCase()), 1, Integer::sum);
+		}
+		Map<SpikeCause, SpikeCause> verdicts = new EnumMap<>(SpikeCause.class);
+		rows.forEach((expected, got) -> verdicts.put(expected,
+				got.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey()));
+		return verdicts;
 	}
 
 	void assertAccurate(String scenario, SpikeCause cause, java.util.function.Function<SpikeRecord, SpikeCause> truth,

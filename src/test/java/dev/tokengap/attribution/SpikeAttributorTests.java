@@ -33,8 +33,9 @@ class SpikeAttributorTests {
 			Duration.ofMillis(400).toNanos(), System::nanoTime);
 
 	private final SpikeAttributor attributor = new SpikeAttributor(
-			new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024, 1.5, 0.9, 10), new EngineHistory(),
-			this.meters, System::nanoTime, Duration.ofMillis(50), Duration.ofMillis(50));
+			new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024, 1.5, 0.9, 10, 10_000,
+					Duration.ofSeconds(10)),
+			new EngineHistory(), this.meters, System::nanoTime, Duration.ofMillis(50), Duration.ofMillis(50));
 
 	SpikeAttributorTests() {
 		this.meters.gapObserver(this.attributor.detector());

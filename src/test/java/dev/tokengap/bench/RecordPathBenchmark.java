@@ -68,8 +68,9 @@ public class RecordPathBenchmark {
 				Duration.ofMillis(400).toNanos(), NanoClock.SYSTEM);
 		if ("spikes".equals(this.observer)) {
 			this.attributor = new SpikeAttributor(
-					new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024, 1.5, 0.9, 10), new EngineHistory(),
-					meters, NanoClock.SYSTEM, Duration.ofMillis(250), Duration.ofMillis(200));
+					new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024, 1.5, 0.9, 10, 10_000,
+							Duration.ofSeconds(10)),
+					new EngineHistory(), meters, NanoClock.SYSTEM, Duration.ofMillis(250), Duration.ofMillis(200));
 			meters.gapObserver(this.attributor.detector());
 		}
 		this.now = 1_000_000_000L;

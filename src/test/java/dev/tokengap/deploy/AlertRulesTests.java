@@ -31,9 +31,9 @@ class AlertRulesTests {
 
 	static final List<String> ALERTS = List.of("TokengapClientItlP99High", "TokengapStallRateHigh",
 			"TokengapSmoothGoodputLow", "TokengapStreamFailuresHigh", "TokengapStreamP99GapHigh", "TokengapTtftP99High",
-			"TokengapTtftAboveEngine", "TokengapEnginePreemptions", "TokengapBackendScrapeDown",
-			"TokengapBackendNotReady", "TokengapDown", "TokengapAllDown", "TokengapRecordingErrors",
-			"TokengapEnginePoolSaturated");
+			"TokengapTtftAboveEngine", "TokengapEnginePreemptions", "TokengapEngineSuccessRateLow",
+			"TokengapEngineStuck", "TokengapBackendScrapeDown", "TokengapBackendNotReady", "TokengapDown",
+			"TokengapAllDown", "TokengapRecordingErrors", "TokengapEnginePoolSaturated");
 
 	/** The streams goodput counts (contract v2): all but the client's own doing. */
 	static final String GOODPUT_DENOMINATOR = "tokengap_streams_total{outcome!~\"client_cancelled|invalid\"}";
@@ -99,6 +99,11 @@ class AlertRulesTests {
 				"tokengap_stream_p99_gap_seconds_count");
 		assertThat(series("TokengapTtftP99High")).contains("tokengap_time_to_first_token_seconds_bucket");
 		assertThat(series("TokengapEnginePreemptions")).contains("tokengap_backend_preemptions_total");
+		assertThat(expanded("TokengapEngineSuccessRateLow")).contains("rate(vllm:request_success_total[")
+			.contains("{finished_reason=~\"length|abort\"}");
+		assertThat(alerts.get("TokengapEngineSuccessRateLow").labels()).containsEntry("severity", "critical");
+		assertThat(alerts.get("TokengapEngineStuck").expr())
+			.isEqualTo("max by (cluster, namespace, pod) (tokengap_engine_stuck) == 1");
 		assertThat(alerts.get("TokengapBackendScrapeDown").expr()).contains("tokengap_backend_up == 0")
 			.contains("max_over_time(tokengap_backend_up[1h]) == 1");
 		assertThat(alerts.get("TokengapBackendNotReady").expr()).isEqualTo("tokengap_backend_up == 0");
@@ -143,9 +148,9 @@ class AlertRulesTests {
 			count++;
 		}
 		assertThat(count)
-			.as("alerts with a threshold: all but the five on tokengap's and the engine's health and the "
-					+ "engine pool's")
-			.isEqualTo(ALERTS.size() - 6);
+			.as("alerts with a threshold: all but the five on tokengap's and the engine's health, the stuck "
+					+ "engine's and the engine pool's")
+			.isEqualTo(ALERTS.size() - 7);
 		assertThat(AlertRules.load().stream().filter((alert) -> alert.expr().contains("up{job=\"tokengap\"}")))
 			.as("tokengap's own job, written as the chart's tokengapSelector rewrites it")
 			.extracting(Alert::name)

@@ -40,7 +40,8 @@ class PromQlTests {
 				Map.entry("TokengapStallRateHigh", 2), Map.entry("TokengapSmoothGoodputLow", 2),
 				Map.entry("TokengapStreamFailuresHigh", 2), Map.entry("TokengapStreamP99GapHigh", 2),
 				Map.entry("TokengapTtftP99High", 2), Map.entry("TokengapTtftAboveEngine", 3),
-				Map.entry("TokengapEnginePreemptions", 1), Map.entry("TokengapBackendScrapeDown", 2),
+				Map.entry("TokengapEnginePreemptions", 1), Map.entry("TokengapEngineSuccessRateLow", 2),
+				Map.entry("TokengapEngineStuck", 1), Map.entry("TokengapBackendScrapeDown", 2),
 				Map.entry("TokengapBackendNotReady", 1), Map.entry("TokengapDown", 1), Map.entry("TokengapAllDown", 1),
 				Map.entry("TokengapRecordingErrors", 1), Map.entry("TokengapEnginePoolSaturated", 1));
 		for (AlertRules.Alert alert : AlertRules.load()) {

@@ -66,9 +66,10 @@ class MetricsHandlerTests extends FreshSimulatorTests {
 				"vllm:num_requests_waiting_by_reason", "vllm:prompt_tokens_by_source_total",
 				"vllm:prompt_tokens_by_source_created", "vllm:prompt_tokens_cached_total",
 				"vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:request_prompt_tokens",
-				"vllm:request_queue_time_seconds");
-		// The fixture leaves out prometheus_client's
-		// process collector (see the next test).
+				"vllm:request_queue_time_seconds", "vllm:request_prefill_time_seconds",
+				"vllm:request_prefill_kv_computed_tokens");
+		// The fixture leaves out prometheus_client's process collector
+		// (see the next test).
 		ours.remove("process_start_time_seconds");
 		ours.forEach((family, lines) -> assertThat(lines).as(family).isEqualTo(vllm.get(family)));
 	}
