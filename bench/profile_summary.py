@@ -12,8 +12,8 @@ that served a stream's own work (its request, the engine's head, its end), their
 import collections
 import sys
 
-DEFAULT = ["ReactorHttpHandlerAdapter", "ProxyExchange", "EngineExchange", "EnginePool", "HttpClientCodec",
-           "HttpServerCodec", "ResponseRelay", "ExchangeRecorder", "RequestFacts", "HopByHopHeaders",
+DEFAULT = ["ReactorHttpHandlerAdapter", "ProxyExchange", "EngineCall", "PooledConnectionProvider", "HttpClientCodec",
+           "HttpServerCodec", "ResponseRelay", "StreamTap", "ExchangeRecorder", "RequestFacts", "HopByHopHeaders",
            "FluxReceive.", "epoll_ctl", "TokengapMeters", "io/prometheus", "_[k]"]
 
 
@@ -22,9 +22,10 @@ DEFAULT = ["ReactorHttpHandlerAdapter", "ProxyExchange", "EngineExchange", "Engi
 # before the pipeline" whatever the read then carries.
 SERVED = [
     ("waiting (epoll_wait)", ["Native.epollWait", "epoll_pwait"]),
-    ("a stream's end", ["ResponseRelay.upstreamTerminated", "ResponseRelay.finish", "EngineExchange.endOnConnection"]),
-    ("the engine's response head", ["EngineExchange.responded"]),
-    ("a relayed event (engine read to client write)", ["EngineExchange.framedBytes", "EngineExchange.content"]),
+    ("a stream's end", ["ResponseRelay.upstreamTerminated", "ResponseRelay.finish", "EngineCall.abandon"]),
+    ("the engine's response head", ["EngineCall.responded", "ProxyExchange.responded"]),
+    ("a relayed event (engine read to client write)", ["ResponseRelay.onNext", "ResponseRelay.run",
+                                                       "ResponseRelay.operationComplete"]),
     ("a request from the client, to the engine", ["HttpServerOperations", "ProxyHandler", "ProxyExchange",
                                                    "FluxReceive", "HttpServerCodec", "StrictRequestHandler"]),
     ("reads, before the pipeline (recv, buffers)", ["epollInReady"]),
