@@ -32,7 +32,9 @@ import org.springframework.boot.ssl.SslOptions;
  * {@link ConnectionProvider}, and hands the response on as soon as its headers arrive.
  * <p>
  * The client runs on the proxy port's own event loops, colocated: a connection made for a
- * request is made on its client connection's loop. The pool bounds the engine connections
+ * request is made on its client connection's loop. The pool is one for all loops, so a
+ * pooled connection may serve a request of another loop, whose events then cross loops
+ * (what that costs: docs/performance.md). The pool bounds the engine connections
  * ({@code max-connections}, a request waiting longer than {@code pending-acquire-timeout}
  * for one is answered 503), closes connections idle longer than {@code max-idle-time} in
  * the background (below the engine's own keep-alive, so no request lands on a connection
