@@ -31,13 +31,14 @@ public final class EngineHealth implements AutoCloseable {
 
 	/**
 	 * Creates the check; call {@link #start()} to begin.
+	 * @param client the engine's client, as the proxy reaches it (its pool and TLS)
 	 * @param base the engine's base URL
 	 * @param interval how often to ask, also the longest an answer may take
 	 */
-	public EngineHealth(String base, Duration interval) {
+	public EngineHealth(HttpClient client, String base, Duration interval) {
 		this.url = base + "/health";
 		this.interval = interval;
-		this.client = HttpClient.create().responseTimeout(interval);
+		this.client = client.responseTimeout(interval);
 	}
 
 	/** Asks now and then every interval. */

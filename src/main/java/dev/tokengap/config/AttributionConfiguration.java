@@ -74,7 +74,7 @@ class AttributionConfiguration {
 
 	@Bean(destroyMethod = "close")
 	EngineHealth engineHealth(UpstreamClient upstream, ScrapeProperties scrape) {
-		EngineHealth health = new EngineHealth(upstream.base(), HEALTH_INTERVAL);
+		EngineHealth health = new EngineHealth(upstream.http(), upstream.base(), HEALTH_INTERVAL);
 		if (scrape.enabled()) {
 			health.start();
 		}

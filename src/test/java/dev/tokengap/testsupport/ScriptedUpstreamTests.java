@@ -13,7 +13,8 @@ import org.springframework.test.context.DynamicPropertySource;
  */
 public abstract class ScriptedUpstreamTests {
 
-	protected static final ScriptedUpstream upstream = ScriptedUpstream.start().ignoring("/metrics", "/v1/models");
+	protected static final ScriptedUpstream upstream = ScriptedUpstream.start()
+		.ignoring("/metrics", "/v1/models", "/health");
 
 	@LocalServerPort
 	protected int port;
