@@ -45,7 +45,7 @@ import org.springframework.boot.ssl.SslOptions;
 public final class UpstreamClient {
 
 	/** The pool's name, the {@code name} label of its metrics. */
-	public static final String POOL_NAME = "tokengap-engine";
+	public static final String POOL_NAME = "engine";
 
 	private static final HopByHopHeaders NOT_FORWARDED = HopByHopHeaders.andAlso("host", "content-length",
 			"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id");

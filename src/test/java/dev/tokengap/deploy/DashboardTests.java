@@ -203,7 +203,7 @@ class DashboardTests {
 					else if (series.startsWith("reactor_netty_")) {
 						// The engine pool is per pod, and only tokengap's own pool.
 						assertThat(matchers).as(where)
-							.contains("pod=~\"$pod\"", "name=\"tokengap-engine\"")
+							.contains("pod=~\"$pod\"", "name=\"engine\"")
 							.doesNotContain("model_name", "endpoint");
 					}
 					else if (series.startsWith("tokengap_gap_spike_")) {
