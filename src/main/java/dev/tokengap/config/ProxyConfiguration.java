@@ -2,26 +2,15 @@ package dev.tokengap.config;
 
 import java.net.URI;
 import java.time.Duration;
-import java.util.Arrays;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import io.netty.channel.ChannelOption;
-
-import reactor.netty.NettyPipeline;
-import reactor.netty.http.HttpProtocol;
-import reactor.netty.http.server.HttpServer;
-
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
 import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslBundles;
-import org.springframework.boot.reactor.netty.NettyRouteProvider;
-import org.springframework.boot.reactor.netty.NettyServerCustomizer;
-import org.springframework.http.client.ReactorResourceFactory;
-import org.springframework.util.unit.DataSize;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
@@ -37,9 +26,6 @@ import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.proxy.ProxyEventLoops;
 import dev.tokengap.proxy.ProxyHandler;
 import dev.tokengap.proxy.ProxyProperties;
-import dev.tokengap.proxy.RequestTimeoutHandler;
-import dev.tokengap.proxy.ResponseHeadFlush;
-import dev.tokengap.proxy.StrictRequestHandler;
 import dev.tokengap.proxy.UpstreamClient;
 import dev.tokengap.proxy.UpstreamProperties;
 import dev.tokengap.sim.DemoProperties;
@@ -168,56 +154,9 @@ class ProxyConfiguration {
 	}
 
 	@Bean
-	NettyServerCustomizer clientConnections(ProxyProperties proxy) {
-		DataSize size = proxy.clientSendBuffer();
-		return (server) -> {
-			// An HTTP/1.1 connection's request is timed by RequestTimeoutHandler, which
-			// schedules no timer per request; HTTP/2's streams (a proxy port with HTTP/2
-			// configured) keep Reactor Netty's request timeout.
-			boolean http2 = Arrays.stream(server.configuration().protocols())
-				.anyMatch((protocol) -> protocol == HttpProtocol.H2 || protocol == HttpProtocol.H2C);
-			HttpServer limited = (http2 ? server.requestTimeout(proxy.requestTimeout()) : server)
-				.doOnChannelInit((observer, channel, address) -> {
-					// Right after the HTTP codec: it sees each decoded request and each
-					// response end.
-					if (channel.pipeline().get(NettyPipeline.HttpCodec) != null) {
-						channel.pipeline()
-							.addAfter(NettyPipeline.HttpCodec, RequestTimeoutHandler.NAME,
-									new RequestTimeoutHandler(proxy.requestTimeout()))
-							.addAfter(RequestTimeoutHandler.NAME, StrictRequestHandler.NAME, new StrictRequestHandler())
-							.addAfter(StrictRequestHandler.NAME, ResponseHeadFlush.NAME, new ResponseHeadFlush());
-					}
-				});
-			return (size != null) ? limited.childOption(ChannelOption.SO_SNDBUF, (int) size.toBytes()) : limited;
-		};
-	}
-
-	@Bean
 	ProxyHandler httpHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels, ProxyProperties proxy,
 			NanoClock clock) {
 		return new ProxyHandler(upstream, meters, labels, proxy, clock);
-	}
-
-	/**
-	 * Spring Boot's own factory bean, as its auto-configuration would make it, but of the
-	 * class that hands the proxy port's requests to {@link ProxyHandler} directly.
-	 * @param resources Reactor Netty's resources (absent in a context without a web
-	 * server)
-	 * @param routes route providers (none of tokengap's own)
-	 * @param customizers the server customizers, {@link #clientConnections} among them
-	 * @param proxy the proxy's handler, looked up when the server has started
-	 * @return the factory
-	 */
-	@Bean
-	ProxyWebServerFactory proxyWebServerFactory(ObjectProvider<ReactorResourceFactory> resources,
-			ObjectProvider<NettyRouteProvider> routes, ObjectProvider<NettyServerCustomizer> customizers,
-			ObjectProvider<ProxyHandler> proxy, ProxyEventLoops loops) {
-		ProxyWebServerFactory factory = new ProxyWebServerFactory();
-		factory.proxyTo(proxy::getObject, loops);
-		resources.ifAvailable(factory::setResourceFactory);
-		routes.orderedStream().forEach(factory::addRouteProviders);
-		factory.getServerCustomizers().addAll(customizers.orderedStream().toList());
-		return factory;
 	}
 
 }

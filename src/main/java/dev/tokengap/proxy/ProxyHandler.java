@@ -5,6 +5,9 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
@@ -72,7 +75,23 @@ public final class ProxyHandler implements HttpHandler {
 	 * @return completes when the exchange has its outcome
 	 */
 	public Mono<Void> handle(HttpServerRequest in, HttpServerResponse out) {
+		if (StrictRequestHandler.framingProblem(in.requestHeaders()) != null) {
+			return refuseFraming(out);
+		}
 		return new ProxyExchange(this, in, out, this.clock.nanoTime());
+	}
+
+	/**
+	 * A request whose body length is unknowable is answered as Reactor Netty answers one
+	 * it cannot decode: 400, no body, and the connection closed after it, so nothing
+	 * after it on the connection is read as a request (Reactor Netty drops what a
+	 * response that closes leaves unread). Nothing of it is forwarded or counted.
+	 */
+	private static Mono<Void> refuseFraming(HttpServerResponse out) {
+		return out.status(HttpResponseStatus.BAD_REQUEST)
+			.keepAlive(false)
+			.header(HttpHeaderNames.CONTENT_LENGTH, HttpHeaderValues.ZERO)
+			.send();
 	}
 
 	UpstreamClient upstream() {

@@ -244,7 +244,7 @@ class EngineConnectionIntegrationTests {
 	void aRequestTargetThatJavaNetUriRejectsIsStillForwarded() {
 		// Spring's adapter parses every target with java.net.URI and answers 400 itself,
 		// never reaching the proxy, for one it rejects (such as a '|' in the query); the
-		// proxy port calls the proxy directly (ProxyWebServerFactory), so the engine
+		// proxy port calls the proxy directly (ProxyRoute), so the engine
 		// decides, and the request is counted.
 		String target = "/v1/pipe?q=a|b";
 		engine.answer(target, (request) -> new Answer(json("{\"pipe\":true}"), false));

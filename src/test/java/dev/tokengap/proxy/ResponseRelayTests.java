@@ -85,11 +85,11 @@ class ResponseRelayTests {
 	}
 
 	/**
-	 * The proxy port's pipeline as {@code ProxyConfiguration} and Reactor Netty build it:
-	 * the codec, {@link RequestTimeoutHandler}, {@link ResponseHeadFlush}, then Reactor
-	 * Netty's traffic handler (stood in for by a recorder under its name). The relay
-	 * writes the channel, so every handler that sees writes sees each body buffer, in
-	 * order, whatever the pipeline holds.
+	 * The proxy port's pipeline as Reactor Netty and {@code ProxyPortConfiguration} build
+	 * it: the codec, Reactor Netty's traffic handler (stood in for by a recorder under
+	 * its name), then {@link RequestTimeoutHandler}, {@link StrictRequestHandler} and
+	 * {@link ResponseHeadFlush}. The relay writes the channel, so every handler that sees
+	 * writes sees each body buffer, in order, whatever the pipeline holds.
 	 */
 	@Test
 	void writesTheBodyThroughEveryHandlerOfThePipeline() {
@@ -116,14 +116,14 @@ class ResponseRelayTests {
 		assertThat(codecSide.texts).containsExactlyElementsOf(THREE_BUFFERS);
 	}
 
-	private static EmbeddedChannel proxyPipeline(WriteLog codecSide, String lastName, WriteLog last) {
+	private static EmbeddedChannel proxyPipeline(WriteLog codecSide, String reactorName, WriteLog reactorHandler) {
 		EmbeddedChannel client = new EmbeddedChannel();
 		client.pipeline()
 			.addLast("codec", codecSide)
+			.addLast(reactorName, reactorHandler)
 			.addLast(RequestTimeoutHandler.NAME, new RequestTimeoutHandler(Duration.ofSeconds(60)))
 			.addLast(StrictRequestHandler.NAME, new StrictRequestHandler())
-			.addLast(ResponseHeadFlush.NAME, new ResponseHeadFlush())
-			.addLast(lastName, last);
+			.addLast(ResponseHeadFlush.NAME, new ResponseHeadFlush());
 		return client;
 	}
 
