@@ -10,8 +10,9 @@ import dev.tokengap.timing.StreamTimer;
 /**
  * Every live stream through this tokengap, so that a spike on one can be compared with
  * what the others received meanwhile: vLLM's gauges are engine-wide, but tokengap sees
- * every stream's events at once. Written once when a stream starts and once when it ends;
- * read only for spikes.
+ * every stream's events at once. Written once when a stream starts and once when it ends
+ * (on the streams' event loops); read only for spikes, on the attributor's threads, and
+ * then only through what each stream's timer publishes to other threads.
  */
 final class PeerStreams {
 
@@ -143,6 +144,9 @@ final class PeerStreams {
 				return;
 			}
 			int n = timer.recentArrivals(this.arrivals);
+			// Read after the copy, from the count published with it: never fewer events
+			// than the copy holds.
+			int events = timer.publishedContentEvents();
 			boolean wrapped = timer.recentArrivalsWrapped();
 			cover(n, wrapped);
 			if (first >= this.from) {
@@ -161,8 +165,7 @@ final class PeerStreams {
 				// Silent since well before this gap began: preempted, perhaps, and
 				// waiting to be recomputed. If it has already resumed, when.
 				long resumed = (start > 0) ? this.arrivals[start - 1] : -1;
-				this.waiting
-					.add(new PeerView.Waiting(peer, this.arrivals[start], resumed, timer.contentEvents() - start));
+				this.waiting.add(new PeerView.Waiting(peer, this.arrivals[start], resumed, events - start));
 			}
 		}
 

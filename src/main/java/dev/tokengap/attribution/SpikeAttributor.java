@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -33,10 +34,21 @@ import dev.tokengap.timing.StreamTimer;
 
 /**
  * Attributes each spike once the engine samples around it have been scraped: gathers the
- * evidence, picks the cause, logs one line and keeps the last records. Judges on its own
- * thread ({@code tokengap-attribution}), never on an event loop: its {@link #detector()
- * detector} runs on the event loops and only hands each spike over. A spike is judged one
- * scrape interval after its gap closed plus the scrape timeout.
+ * evidence, picks the cause, logs one line and keeps the last records. Nothing of it runs
+ * on an event loop: its {@link #detector() detector} runs there and only hands each spike
+ * over, through a bounded queue, to the scan thread ({@code tokengap-spike-scan}), which
+ * looks at what the other streams received during the gap as soon as it takes the spike;
+ * the attribution thread ({@code tokengap-attribution}) judges it one scrape interval
+ * after its gap closed plus the scrape timeout.
+ *
+ * <pre>
+ *  event loop ──(spike, stream)──▶ [hand-off, bounded] ──▶ scan thread: peers during the gap
+ *      │ full: counted, judged unknown                          │
+ *      └────────────────────────────▶ attribution thread ◀─────┘ engine samples, cause, record
+ * </pre>
+ *
+ * A spike the full hand-off refuses is not lost: it is kept and counted with the cause
+ * {@code unknown}, its record saying it was not attributed.
  *
  * <p>
  * When the engine reports its own figures for a request at its end (vLLM's per-request
@@ -50,6 +62,9 @@ public final class SpikeAttributor implements AutoCloseable {
 	private static final Log logger = LogFactory.getLog("tokengap.spikes");
 
 	static final int MAX_PENDING = 10_000;
+
+	/** Spikes that may wait for the scan thread at most. */
+	static final int HAND_OFF_CAPACITY = 4096;
 
 	/**
 	 * Streams whose judged spikes wait for their end at most; the oldest is closed early.
@@ -98,12 +113,19 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	private final AtomicInteger pending = new AtomicInteger();
 
-	/** Tasks handed to the attribution thread, for tests. */
+	/** Spikes and stream ends the event loops handed over, for tests. */
 	private final AtomicLong handedOver = new AtomicLong();
+
+	/** Spikes the full hand-off refused: judged unknown without a look at the others. */
+	private final AtomicLong unscanned = new AtomicLong();
+
+	private final SpikeHandOff handOff;
 
 	private final LinkedList<SpikeRecord> records = new LinkedList<>();
 
 	private volatile boolean dropLogged;
+
+	private volatile boolean unscannedLogged;
 
 	/**
 	 * Creates the attributor and its detector.
@@ -116,6 +138,12 @@ public final class SpikeAttributor implements AutoCloseable {
 	 */
 	public SpikeAttributor(AttributionProperties properties, EngineHistory history, TokengapMeters meters,
 			NanoClock clock, Duration scrapeInterval, Duration scrapeTimeout) {
+		this(properties, history, meters, clock, scrapeInterval, scrapeTimeout, HAND_OFF_CAPACITY,
+				(task) -> new Thread(task, "tokengap-spike-scan"));
+	}
+
+	SpikeAttributor(AttributionProperties properties, EngineHistory history, TokengapMeters meters, NanoClock clock,
+			Duration scrapeInterval, Duration scrapeTimeout, int handOffCapacity, ThreadFactory scanThread) {
 		this.properties = properties;
 		this.history = history;
 		this.meters = meters;
@@ -129,6 +157,7 @@ public final class SpikeAttributor implements AutoCloseable {
 			thread.setDaemon(true);
 			return thread;
 		});
+		this.handOff = new SpikeHandOff(handOffCapacity, this::scan, scanThread);
 	}
 
 	/**
@@ -170,7 +199,30 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	}
 
-	void submit(Spike spike, PeerView peers) {
+	/** A spike, on its stream's event loop: handed over, never looked into here. */
+	private void submit(Spike spike, StreamTimer self) {
+		this.spiked.add(self);
+		this.handedOver.incrementAndGet();
+		if (this.handOff.offer(spike, self)) {
+			return;
+		}
+		this.unscanned.incrementAndGet();
+		if (!this.unscannedLogged) {
+			this.unscannedLogged = true;
+			logger.warn("More than " + HAND_OFF_CAPACITY + " spikes waiting for the look at the other streams;"
+					+ " the spikes beyond are counted and kept with the cause unknown (logged once)");
+		}
+		schedule(() -> unattributed(spike, self), 0);
+	}
+
+	/** On the scan thread: what the other streams received during the gap. */
+	private void scan(SpikeHandOff.Handed handed) {
+		Spike spike = handed.spike();
+		PeerView peers = this.peers.during(handed.self(), spike.previousArrivalNanos(), spike.arrivalNanos());
+		schedule(() -> attribute(spike, peers), spike.arrivalNanos() + this.delayNanos - this.clock.nanoTime());
+	}
+
+	private void schedule(Runnable judge, long delayNanos) {
 		if (this.pending.incrementAndGet() > MAX_PENDING) {
 			this.pending.decrementAndGet();
 			if (!this.dropLogged) {
@@ -179,16 +231,25 @@ public final class SpikeAttributor implements AutoCloseable {
 			}
 			return;
 		}
-		if (peers.self() != null) {
-			this.spiked.add(peers.self());
-		}
-		long due = spike.arrivalNanos() + this.delayNanos - this.clock.nanoTime();
 		try {
-			this.executor.schedule(() -> attribute(spike, peers), Math.max(0, due), TimeUnit.NANOSECONDS);
-			this.handedOver.incrementAndGet();
+			this.executor.schedule(judge, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
 		}
 		catch (RejectedExecutionException ex) {
 			this.pending.decrementAndGet();
+		}
+	}
+
+	/** A spike the full hand-off refused, kept and counted as unknown. */
+	private void unattributed(Spike spike, StreamTimer timer) {
+		this.pending.decrementAndGet();
+		try {
+			SpikeRecord record = SpikeRecord.unattributed(spike);
+			keep(record);
+			log(record, record.evidence());
+			judged(timer, new Judged(spike, record));
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Keeping an unattributed spike failed; streams are unaffected", ex);
 		}
 	}
 
@@ -214,21 +275,24 @@ public final class SpikeAttributor implements AutoCloseable {
 			SpikeRecord record = SpikeRecord.of(spike, verdict, evidence);
 			keep(record);
 			log(record, evidence);
-			StreamTimer timer = peers.self();
-			if (timer == null || timer.isEnded()) {
-				finish(timer, List.of(new Judged(spike, record)));
-			}
-			else {
-				this.open.computeIfAbsent(timer, (t) -> new ArrayList<>(2)).add(new Judged(spike, record));
-				if (this.open.size() > MAX_OPEN_STREAMS) {
-					Map.Entry<StreamTimer, List<Judged>> oldest = this.open.entrySet().iterator().next();
-					this.open.remove(oldest.getKey());
-					finish(oldest.getKey(), oldest.getValue());
-				}
-			}
+			judged(peers.self(), new Judged(spike, record));
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Attributing a spike failed; streams are unaffected", ex);
+		}
+	}
+
+	/** A spike's record waits for its stream's end, to be counted then. */
+	private void judged(StreamTimer timer, Judged judged) {
+		if (timer == null || timer.isEnded()) {
+			finish(timer, List.of(judged));
+			return;
+		}
+		this.open.computeIfAbsent(timer, (t) -> new ArrayList<>(2)).add(judged);
+		if (this.open.size() > MAX_OPEN_STREAMS) {
+			Map.Entry<StreamTimer, List<Judged>> oldest = this.open.entrySet().iterator().next();
+			this.open.remove(oldest.getKey());
+			finish(oldest.getKey(), oldest.getValue());
 		}
 	}
 
@@ -394,14 +458,29 @@ public final class SpikeAttributor implements AutoCloseable {
 	}
 
 	/**
-	 * @return the tasks handed to the attribution thread so far
+	 * @return the spikes and stream ends the event loops handed over so far
 	 */
 	long tasksHandedOver() {
 		return this.handedOver.get();
 	}
 
+	/**
+	 * @return the spikes the full hand-off refused so far (kept as unknown)
+	 */
+	long spikesNotScanned() {
+		return this.unscanned.get();
+	}
+
+	/**
+	 * @return the spikes waiting for the scan thread
+	 */
+	int spikesAwaitingScan() {
+		return this.handOff.waiting();
+	}
+
 	@Override
 	public void close() {
+		this.handOff.close();
 		this.executor.shutdownNow();
 	}
 

@@ -10,9 +10,10 @@ import dev.tokengap.timing.StreamTimer;
 /**
  * Decides, per gap, whether it is a spike: at least the floor, and at least
  * {@code factor} times the stream's median gap so far once the stream has 5 gaps. A gap
- * is between two content events of the same choice. Only spikes allocate anything: then
- * what every other live stream received during the gap is looked at at once, before their
- * recent arrivals move on.
+ * is between two content events of the same choice. Only spikes allocate anything: the
+ * spike and its stream, handed over as they are; what every other live stream received
+ * during the gap is looked at off the event loop, by the attributor's scan thread, as
+ * soon as it takes the spike (their recent arrivals keep the gap for a while after it).
  */
 final class SpikeDetector implements GapObserver {
 
@@ -26,12 +27,12 @@ final class SpikeDetector implements GapObserver {
 
 	private final PeerStreams peers;
 
-	private final BiConsumer<Spike, PeerView> spikes;
+	private final BiConsumer<Spike, StreamTimer> spikes;
 
 	private final Consumer<StreamTimer> ended;
 
 	SpikeDetector(AttributionProperties properties, FirstTokenLog firstTokens, PeerStreams peers,
-			BiConsumer<Spike, PeerView> spikes, Consumer<StreamTimer> ended) {
+			BiConsumer<Spike, StreamTimer> spikes, Consumer<StreamTimer> ended) {
 		this.ended = ended;
 		this.floorNanos = properties.spikeFloor().toNanos();
 		this.factor = properties.spikeFactor();
@@ -70,10 +71,8 @@ final class SpikeDetector implements GapObserver {
 		}
 		if (gap >= threshold) {
 			GapWindow window = GapWindow.of(timer, choice, event);
-			this.spikes.accept(
-					new Spike(requestId, model, endpoint, choice, timer.contentEvents(choice), threshold, window,
-							System.currentTimeMillis()),
-					this.peers.during(timer, window.previous().arrivalNanos(), event.arrivalNanos()));
+			this.spikes.accept(new Spike(requestId, model, endpoint, choice, timer.contentEvents(choice), threshold,
+					window, System.currentTimeMillis()), timer);
 		}
 	}
 

@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.tokengap.backend.EngineSample;
 import dev.tokengap.timing.EngineReport;
 
 /**
@@ -41,6 +42,10 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 		List<String> causes, String scope, String summary, Evidence evidence, EngineReport engine, double paceMs,
 		double excessMs, List<Explained> explained) {
 
+	/** The summary of a spike that was not attributed. */
+	static final String NOT_ATTRIBUTED = "not attributed, spike attribution was behind (more spikes at once than"
+			+ " it takes)";
+
 	/**
 	 * What one candidate explains of a gap.
 	 *
@@ -61,6 +66,20 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 				millis(spike.socketWaitNanos()), verdict.cause().label(), labels(verdict.matched()),
 				verdict.scope().label(), summary(verdict, evidence), evidence, null, millis(magnitudes.paceNanos()),
 				millis(magnitudes.excessNanos()), weighed ? magnitudes.explained() : List.of());
+	}
+
+	/**
+	 * A spike that was not attributed (spike attribution was behind: its hand-off was
+	 * full): kept and counted with the cause {@code unknown}, without evidence.
+	 * @param spike the spike
+	 * @return its record
+	 */
+	static SpikeRecord unattributed(Spike spike) {
+		SpikeRecord r = of(spike, new CauseRules.Verdict(SpikeCause.UNKNOWN, SpikeScope.NO_ENGINE_DATA),
+				Evidence.of(spike, new EngineSample[0], 0, new long[] { 0, 0 }));
+		return new SpikeRecord(r.time, r.requestId, r.model, r.endpoint, r.choice, r.tokenIndex, r.gapMs, r.thresholdMs,
+				r.upstreamGapMs, r.writeDelayMs, r.socketWaitMs, r.cause, r.causes, r.scope,
+				r.cause + ": " + NOT_ATTRIBUTED, r.evidence, null, r.paceMs, r.excessMs, r.explained);
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package dev.tokengap.proxy;
 
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 import io.netty.buffer.ByteBuf;
@@ -11,6 +12,7 @@ import io.netty.channel.Channel;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.util.context.Context;
@@ -60,7 +62,10 @@ final class RequestBody extends Mono<ByteBuf> {
 
 		private static final int READING = 0;
 
-		private static final int OVER = 1;
+		/** The source completed before the body was asked for: it waits for demand. */
+		private static final int WHOLE = 1;
+
+		private static final int OVER = 2;
 
 		private final CoreSubscriber<? super ByteBuf> actual;
 
@@ -72,7 +77,7 @@ final class RequestBody extends Mono<ByteBuf> {
 
 		private ByteBuf body;
 
-		private boolean requested;
+		private volatile boolean requested;
 
 		/** {@link #OVER} once the body was emitted or released. */
 		private volatile int state;
@@ -98,6 +103,7 @@ final class RequestBody extends Mono<ByteBuf> {
 
 		@Override
 		public void onNext(Object piece) {
+			Objects.requireNonNull(piece, "piece");
 			if (this.state != READING) {
 				// the source releases its own pieces: nothing of this one is held
 				return;
@@ -132,6 +138,7 @@ final class RequestBody extends Mono<ByteBuf> {
 
 		@Override
 		public void onError(Throwable error) {
+			Objects.requireNonNull(error, "error");
 			if (this.state != READING) {
 				// Over already: Reactor Netty's receive signals an inbound error a second
 				// time when the connection terminates after it (a body timed out, then
@@ -153,22 +160,41 @@ final class RequestBody extends Mono<ByteBuf> {
 				fail(new RequestBodyDecodingException());
 				return;
 			}
-			if (!STATE.compareAndSet(this, READING, OVER)) {
+			// A body without pieces may complete before it was asked for: it is emitted
+			// on the request (rule 1.1), by whichever of the two comes second.
+			if (STATE.compareAndSet(this, READING, WHOLE) && this.requested) {
+				emit();
+			}
+		}
+
+		@Override
+		public void request(long n) {
+			if (n <= 0) {
+				// rule 3.9
+				this.upstream.cancel();
+				fail(Exceptions.nullOrNegativeRequestException(n));
+				return;
+			}
+			if (this.requested) {
+				return;
+			}
+			this.requested = true;
+			if (this.state == WHOLE) {
+				emit();
+				return;
+			}
+			// every piece is needed before anything can be emitted
+			this.upstream.request(Long.MAX_VALUE);
+		}
+
+		private void emit() {
+			if (!STATE.compareAndSet(this, WHOLE, OVER)) {
 				return;
 			}
 			ByteBuf gathered = this.body;
 			this.body = null;
 			this.actual.onNext((gathered != null) ? gathered : Unpooled.EMPTY_BUFFER);
 			this.actual.onComplete();
-		}
-
-		@Override
-		public void request(long n) {
-			if (Operators.validate(n) && !this.requested) {
-				this.requested = true;
-				// every piece is needed before anything can be emitted
-				this.upstream.request(Long.MAX_VALUE);
-			}
 		}
 
 		@Override
@@ -187,9 +213,14 @@ final class RequestBody extends Mono<ByteBuf> {
 		}
 
 		private boolean release() {
-			if (!STATE.compareAndSet(this, READING, OVER)) {
-				return false;
+			int was;
+			do {
+				was = this.state;
+				if (was == OVER) {
+					return false;
+				}
 			}
+			while (!STATE.compareAndSet(this, was, OVER));
 			ByteBuf gathered = this.body;
 			this.body = null;
 			if (gathered != null) {

@@ -1,6 +1,7 @@
 package dev.tokengap.proxy;
 
 import java.nio.ByteBuffer;
+import java.util.Objects;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -10,6 +11,7 @@ import io.netty.channel.ChannelFutureListener;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Operators;
 
 import dev.tokengap.timing.NanoClock;
 import dev.tokengap.timing.ResponseTap;
@@ -118,8 +120,11 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	@Override
 	public void onSubscribe(Subscription s) {
-		this.upstream = s;
-		onClientLoop(this::requestNext);
+		// A second subscription is cancelled (rule 2.5): the body has one.
+		if (Operators.validate(this.upstream, s)) {
+			this.upstream = s;
+			onClientLoop(this::requestNext);
+		}
 	}
 
 	private void requestNext() {
@@ -133,6 +138,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	@Override
 	public void onNext(ByteBuf buf) {
+		Objects.requireNonNull(buf, "buf");
 		if (this.cancelled) {
 			return;
 		}
@@ -233,6 +239,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	@Override
 	public void onError(Throwable error) {
+		Objects.requireNonNull(error, "error");
 		this.upstreamError = error;
 		this.upstreamEnded = true;
 		onClientLoop(this::upstreamTerminated);

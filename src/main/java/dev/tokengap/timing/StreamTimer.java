@@ -208,6 +208,15 @@ public final class StreamTimer {
 	}
 
 	/**
+	 * Content events of all choices so far, as published with {@link #recentArrivals}:
+	 * safe from any thread.
+	 * @return the count
+	 */
+	public int publishedContentEvents() {
+		return (int) RECENT_COUNT.getAcquire(this);
+	}
+
+	/**
 	 * Whether more content events arrived than {@link #recentArrivals} keeps.
 	 * @return true once the ring has wrapped
 	 */

@@ -1,8 +1,12 @@
 package dev.tokengap.attribution;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import io.netty.channel.DefaultEventLoop;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import org.junit.jupiter.api.AfterEach;
@@ -16,12 +20,14 @@ import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.timing.ContentWrite;
 import dev.tokengap.metrics.StreamOutcome;
 
+import static dev.tokengap.attribution.SpikeAttributor.HAND_OFF_CAPACITY;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * What the event loops hand the attribution thread: a spike, and the end of a stream that
- * had one; nothing for a stream without spikes.
+ * What the event loops hand over: a spike, and the end of a stream that had one; nothing
+ * for a stream without spikes. The look at the other streams runs on the scan thread; a
+ * spike the full hand-off refuses is counted and kept as unknown.
  */
 class SpikeAttributorTests {
 
@@ -32,10 +38,16 @@ class SpikeAttributorTests {
 	private final TokengapMeters meters = new TokengapMeters(this.registry, BucketEdges.VLLM_V1,
 			Duration.ofMillis(400).toNanos(), System::nanoTime);
 
-	private final SpikeAttributor attributor = new SpikeAttributor(
-			new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024, 1.5, 0.9, 10, 10_000,
-					Duration.ofSeconds(10)),
-			new EngineHistory(), this.meters, System::nanoTime, Duration.ofMillis(50), Duration.ofMillis(50));
+	private static final AttributionProperties PROPERTIES = new AttributionProperties(Duration.ofMillis(100), 4, 200,
+			1024, 1.5, 0.9, 10, 10_000, Duration.ofSeconds(10));
+
+	private final SpikeAttributor attributor = new SpikeAttributor(PROPERTIES, new EngineHistory(), this.meters,
+			System::nanoTime, Duration.ofMillis(50), Duration.ofMillis(50));
+
+	/** A real event loop, as the proxy's streams run on. */
+	private final DefaultEventLoop loop = new DefaultEventLoop();
+
+	private final List<Thread> scanThreads = new CopyOnWriteArrayList<>();
 
 	SpikeAttributorTests() {
 		this.meters.gapObserver(this.attributor.detector());
@@ -44,6 +56,7 @@ class SpikeAttributorTests {
 	@AfterEach
 	void close() {
 		this.attributor.close();
+		this.loop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
 	}
 
 	@Test
@@ -61,6 +74,73 @@ class SpikeAttributorTests {
 		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(1));
 		assertThat(this.attributor.records()).singleElement()
 			.satisfies((record) -> assertThat(record.requestId()).isEqualTo("chatcmpl-spiky"));
+	}
+
+	@Test
+	void theLookAtTheOtherStreamsRunsOnTheScanThreadOnceTheEventLoopHasMovedOn() throws Exception {
+		CountDownLatch scanning = new CountDownLatch(1);
+		try (SpikeAttributor gated = gatedAttributor(HAND_OFF_CAPACITY, scanning)) {
+			this.meters.gapObserver(gated.detector());
+			this.loop.submit(() -> {
+				stream("chatcmpl-peer", -1);
+				stream("chatcmpl-spiky", 10);
+			}).get(5, TimeUnit.SECONDS);
+			assertThat(gated.spikesAwaitingScan()).as("handed over, not looked into on the loop").isEqualTo(1);
+			assertThat(gated.records()).isEmpty();
+			scanning.countDown();
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(1));
+			assertThat(gated.records()).singleElement().satisfies((record) -> {
+				assertThat(record.requestId()).isEqualTo("chatcmpl-spiky");
+				assertThat(record.evidence().peersDecoding()).as("the peer, seen by the scan thread").isEqualTo(1);
+			});
+			assertThat(this.scanThreads).singleElement()
+				.satisfies((thread) -> assertThat(thread.getName()).isEqualTo("test-spike-scan"));
+			assertThat(gated.spikesNotScanned()).isZero();
+		}
+	}
+
+	@Test
+	void aSpikeTheFullHandOffRefusesIsCountedAndKeptAsUnknown() throws Exception {
+		CountDownLatch scanning = new CountDownLatch(1);
+		try (SpikeAttributor gated = gatedAttributor(1, scanning)) {
+			this.meters.gapObserver(gated.detector());
+			this.loop.submit(() -> {
+				stream("chatcmpl-first", 10);
+				stream("chatcmpl-second", 12);
+				stream("chatcmpl-third", 14);
+			}).get(5, TimeUnit.SECONDS);
+			assertThat(gated.spikesAwaitingScan()).isEqualTo(1);
+			assertThat(gated.spikesNotScanned()).isEqualTo(2);
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(2));
+			assertThat(gated.records()).hasSize(2).allSatisfy((record) -> {
+				assertThat(record.cause()).isEqualTo("unknown");
+				assertThat(record.summary()).isEqualTo("unknown: " + SpikeRecord.NOT_ATTRIBUTED);
+			}).extracting(SpikeRecord::requestId).containsExactlyInAnyOrder("chatcmpl-second", "chatcmpl-third");
+			scanning.countDown();
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(3));
+			assertThat(gated.records()).extracting(SpikeRecord::requestId)
+				.containsExactlyInAnyOrder("chatcmpl-first", "chatcmpl-second", "chatcmpl-third");
+		}
+	}
+
+	/**
+	 * An attributor whose scan thread starts taking spikes once {@code scanning} opens.
+	 */
+	private SpikeAttributor gatedAttributor(int capacity, CountDownLatch scanning) {
+		return new SpikeAttributor(PROPERTIES, new EngineHistory(), this.meters, System::nanoTime,
+				Duration.ofMillis(50), Duration.ofMillis(50), capacity, (task) -> {
+					Thread thread = new Thread(() -> {
+						try {
+							scanning.await();
+						}
+						catch (InterruptedException ex) {
+							return;
+						}
+						task.run();
+					}, "test-spike-scan");
+					this.scanThreads.add(thread);
+					return thread;
+				});
 	}
 
 	/** A completed stream of 30 events 20 ms apart, one gap of 600 ms after event N. */

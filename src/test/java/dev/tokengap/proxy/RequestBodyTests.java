@@ -2,7 +2,9 @@ package dev.tokengap.proxy;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
@@ -14,6 +16,8 @@ import io.netty.handler.codec.http.HttpContent;
 import io.netty.util.AttributeKey;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
@@ -154,6 +158,78 @@ class RequestBodyTests {
 		StepVerifier.create(new RequestBody(source(first), this.channel, 1024))
 			.expectError(RequestBodyDecodingException.class)
 			.verify();
+		assertThat(first.refCnt()).isZero();
+	}
+
+	@Test
+	void aBodyThatCompletesBeforeItIsAskedForWaitsForTheRequest() {
+		List<String> signals = new CopyOnWriteArrayList<>();
+		AtomicReference<Subscription> subscription = new AtomicReference<>();
+		new RequestBody(Flux.empty(), this.channel, 1024).subscribe(new CoreSubscriber<ByteBuf>() {
+
+			@Override
+			public void onSubscribe(Subscription s) {
+				subscription.set(s);
+			}
+
+			@Override
+			public void onNext(ByteBuf body) {
+				signals.add("body of " + body.readableBytes());
+				body.release();
+			}
+
+			@Override
+			public void onError(Throwable error) {
+				signals.add("error");
+			}
+
+			@Override
+			public void onComplete() {
+				signals.add("complete");
+			}
+
+		});
+		assertThat(signals).as("nothing before the request").isEmpty();
+		subscription.get().request(1);
+		assertThat(signals).containsExactly("body of 0", "complete");
+	}
+
+	@Test
+	void aRequestForNoElementsFailsTheReadAndReleasesWhatWasGathered() {
+		ByteBuf first = buffer("{\"model\":");
+		AtomicBoolean cancelled = new AtomicBoolean();
+		Sinks.Many<ByteBuf> sink = Sinks.many().unicast().onBackpressureBuffer();
+		AtomicReference<Throwable> failed = new AtomicReference<>();
+		AtomicReference<Subscription> subscription = new AtomicReference<>();
+		new RequestBody(sink.asFlux().doOnCancel(() -> cancelled.set(true)), this.channel, 1024)
+			.subscribe(new CoreSubscriber<ByteBuf>() {
+
+				@Override
+				public void onSubscribe(Subscription s) {
+					subscription.set(s);
+					s.request(1);
+				}
+
+				@Override
+				public void onNext(ByteBuf body) {
+					body.release();
+				}
+
+				@Override
+				public void onError(Throwable error) {
+					failed.set(error);
+				}
+
+				@Override
+				public void onComplete() {
+				}
+
+			});
+		sink.tryEmitNext(first);
+		first.release();
+		subscription.get().request(0);
+		assertThat(failed.get()).isInstanceOf(IllegalArgumentException.class);
+		assertThat(cancelled).isTrue();
 		assertThat(first.refCnt()).isZero();
 	}
 
