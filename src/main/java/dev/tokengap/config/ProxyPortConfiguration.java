@@ -34,7 +34,14 @@ import dev.tokengap.proxy.StrictRequestHandler;
  * {@link ServerDrain}'s. These beans live in the application's context only, so the
  * management port, which Spring Boot builds in a child context of its own, keeps a plain
  * WebFlux server.
- *
+ * <p>
+ * Spring Boot's server rather than a Reactor Netty {@code HttpServer} of tokengap's own
+ * started in a lifecycle: every {@code server.*} property (port, address, TLS,
+ * compression, HTTP/2, forwarded headers, {@code server.netty.*}), the port's
+ * {@code WebServerInitializedEvent} and {@code local.server.port}, and the management
+ * port's child context keep working as Spring Boot documents them, with nothing of them
+ * re-implemented here.
+ * <p>
  * A client connection's pipeline, head to tail:
  *
  * <pre>

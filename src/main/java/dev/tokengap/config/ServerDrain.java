@@ -141,6 +141,15 @@ final class ServerDrain implements SmartLifecycle, WebServerFactoryCustomizer<Ne
 		return this.running;
 	}
 
+	/**
+	 * Not stopped when a context is paused (a test's cached context, say): the server
+	 * keeps running then, as Spring Boot's own lifecycles of it leave it.
+	 */
+	@Override
+	public boolean isPauseable() {
+		return false;
+	}
+
 	/** Spring Boot's own graceful shutdown phase: before the server stops. */
 	@Override
 	public int getPhase() {

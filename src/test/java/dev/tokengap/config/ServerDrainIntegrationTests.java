@@ -1,5 +1,7 @@
 package dev.tokengap.config;
 
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.web.server.GracefulShutdownResult;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -39,6 +42,23 @@ class ServerDrainIntegrationTests {
 		}
 		finally {
 			assertTimeoutPreemptively(Duration.ofSeconds(20), context::close);
+		}
+	}
+
+	@Test
+	void aPausedContextKeepsServingOnTheProxyPort() throws Exception {
+		ConfigurableApplicationContext context = new SpringApplication(TokengapApplication.class).run("--server.port=0",
+				"--management.server.port=0", "--tokengap.mode=demo", "--tokengap.demo.load=false");
+		try {
+			int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+			// what the test framework does to a cached context it is not using
+			context.pause();
+			try (Socket socket = new Socket()) {
+				socket.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+			}
+		}
+		finally {
+			context.close();
 		}
 	}
 
