@@ -1,6 +1,7 @@
 package dev.tokengap.proxy;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -15,6 +16,7 @@ import org.apache.commons.logging.LogFactory;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Schedulers;
@@ -163,7 +165,11 @@ final class ProxyExchange extends Mono<Void>
 
 	@Override
 	public void request(long n) {
-		// nothing to emit: the subscriber waits for the completion only
+		// Nothing to emit: the subscriber waits for the completion only. A request for
+		// no elements is a subscriber's bug, and ends the exchange (rule 3.9).
+		if (n <= 0) {
+			onLoop(() -> badRequest(n));
+		}
 	}
 
 	/** The subscriber cancelled: the client went away, or the server is closing. */
@@ -204,7 +210,9 @@ final class ProxyExchange extends Mono<Void>
 
 	@Override
 	public void onSubscribe(Subscription s) {
-		if (this.stage != READING) {
+		Objects.requireNonNull(s, "s");
+		// the body's one read, or a second subscription to cancel (rule 2.5)
+		if (this.stage != READING || this.body != null) {
 			s.cancel();
 			return;
 		}
@@ -214,6 +222,7 @@ final class ProxyExchange extends Mono<Void>
 
 	@Override
 	public void onNext(ByteBuf read) {
+		Objects.requireNonNull(read, "read");
 		if (this.stage != READING) {
 			read.release();
 			return;
@@ -224,6 +233,7 @@ final class ProxyExchange extends Mono<Void>
 
 	@Override
 	public void onError(Throwable error) {
+		Objects.requireNonNull(error, "error");
 		if (this.stage == READING) {
 			this.body = null;
 			fail(error);
@@ -488,6 +498,15 @@ final class ProxyExchange extends Mono<Void>
 		this.recorder.close(this.handler.clock().nanoTime(), clientGone);
 	}
 
+	private void badRequest(long n) {
+		if (this.stage == DONE) {
+			return;
+		}
+		CoreSubscriber<? super Void> subscriber = this.actual;
+		cancelled();
+		subscriber.onError(Exceptions.nullOrNegativeRequestException(n));
+	}
+
 	/** The subscriber cancelled: whatever step is running stops. On the loop. */
 	private void cancelled() {
 		int was = this.stage;
@@ -495,6 +514,8 @@ final class ProxyExchange extends Mono<Void>
 			return;
 		}
 		this.stage = DONE;
+		// the subscriber is told nothing more and not held (rule 3.13)
+		this.actual = Operators.emptySubscriber();
 		switch (was) {
 			case READING -> {
 				Subscription read = this.body;
