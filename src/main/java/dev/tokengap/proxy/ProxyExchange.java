@@ -45,7 +45,8 @@ import dev.tokengap.metrics.StreamTap;
  * Every step runs on the client connection's event loop (a cancel from elsewhere, and the
  * end of a long body's scan off the loop, hop onto it), so the state needs no
  * synchronisation. Its single exit records the outcome, whatever ended the exchange:
- * completion, an error, or the client's cancel.
+ * completion, an error, or the client's cancel. Held to the Reactive Streams TCK as a
+ * publisher.
  */
 final class ProxyExchange extends Mono<Void>
 		implements Subscription, CoreSubscriber<ByteBuf>, EngineCall.Listener, Runnable {
