@@ -169,8 +169,12 @@ final class PeerStreams {
 			}
 		}
 
+		/**
+		 * An ended stream's last arrival, up to the gap's end: one that ended after the
+		 * gap closed (the scan runs a little later) is judged as it was then.
+		 */
 		private long lastArrival(int n) {
-			return (n > 0) ? this.arrivals[0] : this.to;
+			return (n > 0) ? Math.min(this.arrivals[0], this.to) : this.to;
 		}
 
 		/**

@@ -203,7 +203,7 @@ public final class SpikeAttributor implements AutoCloseable {
 	private void submit(Spike spike, StreamTimer self) {
 		this.spiked.add(self);
 		this.handedOver.incrementAndGet();
-		if (this.handOff.offer(spike, self)) {
+		if (this.handOff.offer(spike, self) || this.handOff.isClosed()) {
 			return;
 		}
 		this.unscanned.incrementAndGet();

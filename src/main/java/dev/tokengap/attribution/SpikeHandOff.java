@@ -69,6 +69,13 @@ final class SpikeHandOff implements AutoCloseable {
 	}
 
 	/**
+	 * @return whether it was closed (the application is stopping)
+	 */
+	boolean isClosed() {
+		return this.closed;
+	}
+
+	/**
 	 * @return spikes waiting for the scan thread
 	 */
 	int waiting() {

@@ -1,6 +1,7 @@
 package dev.tokengap.proxy;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -15,6 +16,7 @@ import org.apache.commons.logging.LogFactory;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Schedulers;
@@ -43,7 +45,8 @@ import dev.tokengap.metrics.StreamTap;
  * Every step runs on the client connection's event loop (a cancel from elsewhere, and the
  * end of a long body's scan off the loop, hop onto it), so the state needs no
  * synchronisation. Its single exit records the outcome, whatever ended the exchange:
- * completion, an error, or the client's cancel.
+ * completion, an error, or the client's cancel. Held to the Reactive Streams TCK as a
+ * publisher.
  */
 final class ProxyExchange extends Mono<Void>
 		implements Subscription, CoreSubscriber<ByteBuf>, EngineCall.Listener, Runnable {
@@ -163,7 +166,11 @@ final class ProxyExchange extends Mono<Void>
 
 	@Override
 	public void request(long n) {
-		// nothing to emit: the subscriber waits for the completion only
+		// Nothing to emit: the subscriber waits for the completion only. A request for
+		// no elements is a subscriber's bug, and ends the exchange (rule 3.9).
+		if (n <= 0) {
+			onLoop(() -> badRequest(n));
+		}
 	}
 
 	/** The subscriber cancelled: the client went away, or the server is closing. */
@@ -204,7 +211,9 @@ final class ProxyExchange extends Mono<Void>
 
 	@Override
 	public void onSubscribe(Subscription s) {
-		if (this.stage != READING) {
+		Objects.requireNonNull(s, "s");
+		// the body's one read, or a second subscription to cancel (rule 2.5)
+		if (this.stage != READING || this.body != null) {
 			s.cancel();
 			return;
 		}
@@ -214,6 +223,7 @@ final class ProxyExchange extends Mono<Void>
 
 	@Override
 	public void onNext(ByteBuf read) {
+		Objects.requireNonNull(read, "read");
 		if (this.stage != READING) {
 			read.release();
 			return;
@@ -224,6 +234,7 @@ final class ProxyExchange extends Mono<Void>
 
 	@Override
 	public void onError(Throwable error) {
+		Objects.requireNonNull(error, "error");
 		if (this.stage == READING) {
 			this.body = null;
 			fail(error);
@@ -488,6 +499,15 @@ final class ProxyExchange extends Mono<Void>
 		this.recorder.close(this.handler.clock().nanoTime(), clientGone);
 	}
 
+	private void badRequest(long n) {
+		if (this.stage == DONE) {
+			return;
+		}
+		CoreSubscriber<? super Void> subscriber = this.actual;
+		cancelled();
+		subscriber.onError(Exceptions.nullOrNegativeRequestException(n));
+	}
+
 	/** The subscriber cancelled: whatever step is running stops. On the loop. */
 	private void cancelled() {
 		int was = this.stage;
@@ -495,6 +515,8 @@ final class ProxyExchange extends Mono<Void>
 			return;
 		}
 		this.stage = DONE;
+		// the subscriber is told nothing more and not held (rule 3.13)
+		this.actual = Operators.emptySubscriber();
 		switch (was) {
 			case READING -> {
 				Subscription read = this.body;

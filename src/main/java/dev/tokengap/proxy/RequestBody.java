@@ -24,7 +24,8 @@ import reactor.util.context.Context;
  * A body that arrives in one piece (the common case: a few hundred bytes of JSON) is that
  * piece, retained; a second piece turns it into a composite of both. The buffer emitted
  * belongs to the subscriber; until it is emitted, whatever ends the read early (the
- * limit, an error, a cancel) releases what was gathered, exactly once.
+ * limit, an error, a cancel) releases what was gathered, exactly once. Held to the
+ * Reactive Streams TCK as a publisher and, its reader, as a subscriber.
  */
 final class RequestBody extends Mono<ByteBuf> {
 

@@ -41,7 +41,7 @@ import dev.tokengap.timing.ResponseTap.Ending;
  * engine request with it), and an engine that sends nothing for the idle timeout while
  * tokengap waits for it fails the stream. Waiting for a slow client is never the engine's
  * silence. Terminal signals hop onto the client loop, where the relay's ending is said
- * once.
+ * once. Held to the Reactive Streams TCK as a subscriber.
  */
 final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListener, Runnable {
 

@@ -1,5 +1,7 @@
 package dev.tokengap.attribution;
 
+import java.util.Arrays;
+
 import org.junit.jupiter.api.Test;
 
 import dev.tokengap.timing.StreamTimer;
@@ -111,6 +113,20 @@ class PeerStreamsTests {
 		assertThat(view.fed()).isEqualTo(1);
 		assertThat(view.quietNanos()).isLessThan(2000 * MS);
 		assertThat(late.firstArrivalNanos()).isPositive();
+	}
+
+	@Test
+	void aStreamThatEndedAfterTheGapClosedIsJudgedAsItWasWhenItClosed() {
+		StreamTimer self = stream("self", 100, 980, 1000);
+		long[] beside = every(900, 1340, 20);
+		long[] arrivals = Arrays.copyOf(beside, beside.length + 1);
+		// its next event came after the gap closed, and then it ended, before the look
+		arrivals[beside.length] = 1800;
+		StreamTimer other = stream("other", 100, arrivals);
+		this.peers.ended(other);
+		PeerView view = this.peers.during(self, 1000 * MS, 1600 * MS);
+		assertThat(view.decoding()).isEqualTo(1);
+		assertThat(view.fed()).as("fed until 260 ms before the gap closed, as when it was live").isEqualTo(1);
 	}
 
 	@Test
