@@ -20,15 +20,15 @@ import dev.tokengap.sim.SimulatorProperties;
  */
 class DemoLoadStarter implements ApplicationListener<WebServerInitializedEvent>, AutoCloseable {
 
-	private final DemoProperties demo;
-
-	private final SimulatorProperties simulator;
-
 	private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
 	private static final Duration POOL_WAIT = Duration.ofSeconds(45);
 
 	private static final Duration MAX_IDLE = Duration.ofSeconds(4);
+
+	private final DemoProperties demo;
+
+	private final SimulatorProperties simulator;
 
 	private volatile DemoLoad load;
 
