@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.equivalentTo;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideOutsideOfPackage;
 import static com.tngtech.archunit.lang.conditions.ArchConditions.have;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
@@ -31,7 +32,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * <li>the hot path ({@code proxy}, {@code sse}, {@code timing}, {@code metrics}) does not
  * depend on {@code attribution}, {@code backend} or {@code sim};</li>
  * <li>{@code sim} is used only by {@code config};</li>
- * <li>{@code bench} is used only by the entry point, {@link TokengapApplication}.</li>
+ * <li>{@code bench} is used only by the entry point, {@link TokengapApplication};</li>
+ * <li>{@code client} depends on no other tokengap package.</li>
  * </ul>
  * And the overhead benchmark's lab harness ({@code dev.tokengap.lab}, test sources) stays
  * out of the jar: no production class is in its package, has the name of one of its
@@ -100,6 +102,16 @@ class ArchitectureTests {
 			.should()
 			.onlyHaveDependentClassesThat(
 					resideInAPackage("dev.tokengap.bench..").or(equivalentTo(TokengapApplication.class)))
+			.check(CLASSES);
+	}
+
+	@Test
+	void theClientSetupDependsOnNoOtherTokengapPackage() {
+		noClasses().that()
+			.resideInAPackage("dev.tokengap.client..")
+			.should()
+			.dependOnClassesThat(
+					resideInAPackage("dev.tokengap..").and(resideOutsideOfPackage("dev.tokengap.client..")))
 			.check(CLASSES);
 	}
 

@@ -13,6 +13,8 @@ import org.apache.commons.logging.LogFactory;
 import io.netty.util.concurrent.ScheduledFuture;
 import reactor.core.publisher.Mono;
 
+import org.springframework.boot.ssl.SslBundle;
+
 import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.timing.NanoClock;
 
@@ -33,7 +35,8 @@ import dev.tokengap.timing.NanoClock;
  * {@code max-scrape-size}; a failure is reported, never thrown, and the next tick tries
  * again. The timer, the fetch and the parse all run on the {@link MetricsClient}'s own
  * event loop ({@code tokengap-scrape}), off the proxy's loops: nothing blocks, and no
- * thread is woken but that one.
+ * thread is woken but that one. The client is tokengap's Reactor Netty client, with a
+ * pool of its own ({@code engine-metrics}).
  */
 public final class MetricsScraper implements AutoCloseable {
 
@@ -98,6 +101,21 @@ public final class MetricsScraper implements AutoCloseable {
 	 */
 	public MetricsScraper(URI url, ScrapeProperties properties, EngineHistory history, NanoClock clock,
 			ScrapeListener listener) {
+		this(url, properties, history, clock, listener, null);
+	}
+
+	/**
+	 * Creates the scraper; call {@link #start()} to begin.
+	 * @param url the metrics URL (see {@link ScrapeProperties#resolveMetricsUrl(URI)})
+	 * @param properties interval, timeout and size cap
+	 * @param history receives every successful sample
+	 * @param clock stamps samples and times scrapes
+	 * @param listener told about every scrape
+	 * @param ssl the bundle that trusts an {@code https://} metrics URL, or null for the
+	 * JVM's default trust
+	 */
+	public MetricsScraper(URI url, ScrapeProperties properties, EngineHistory history, NanoClock clock,
+			ScrapeListener listener, SslBundle ssl) {
 		this.url = url;
 		this.properties = properties;
 		this.maxBytes = (int) properties.maxScrapeSize().toBytes();
@@ -105,7 +123,7 @@ public final class MetricsScraper implements AutoCloseable {
 		this.clock = clock;
 		this.listener = listener;
 		this.body = new ScrapeBody(this.maxBytes);
-		this.client = new MetricsClient(url, properties.scrapeTimeout(), properties.maxScrapeSize());
+		this.client = new MetricsClient(url, properties.scrapeTimeout(), properties.maxScrapeSize(), ssl);
 		this.roster = new EngineRoster(url.toString(), properties.history().toNanos());
 	}
 

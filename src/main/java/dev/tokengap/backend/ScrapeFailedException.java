@@ -11,4 +11,8 @@ final class ScrapeFailedException extends RuntimeException {
 		super(message, null, false, false);
 	}
 
+	ScrapeFailedException(String message, Throwable cause) {
+		super(message, cause, false, false);
+	}
+
 }

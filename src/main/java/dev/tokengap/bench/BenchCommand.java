@@ -11,7 +11,6 @@ import java.util.Map;
 
 import org.slf4j.ILoggerFactory;
 import org.slf4j.LoggerFactory;
-import reactor.netty.http.client.HttpClient;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -91,7 +90,7 @@ public final class BenchCommand {
 		List<RequestPlan.Request> plan = RequestPlan.of(options, model, dataset);
 		int connections = (options.maxConcurrency() > 0) ? options.maxConcurrency()
 				: Math.max(options.numPrompts(), options.warmup());
-		LoadRun load = new LoadRun(LoadRun.httpClient(Math.min(connections, 10_000), options.headers()),
+		LoadRun load = new LoadRun(BenchClients.load(Math.min(connections, 10_000), options.headers()),
 				options.baseUrl() + options.path(), options.maxConcurrency());
 		LoadRun.Outcome warm = new LoadRun.Outcome(List.of(), 0);
 		if (!warmup.isEmpty()) {
@@ -125,7 +124,7 @@ public final class BenchCommand {
 
 	/** vLLM's client asks for the first served model when none is given. */
 	private static String firstModel(BenchOptions options) {
-		String body = HttpClient.create()
+		String body = BenchClients.SMALL.responseTimeout(Duration.ofSeconds(10))
 			.headers((headers) -> options.headers().forEach(headers::set))
 			.get()
 			.uri(options.baseUrl() + "/v1/models")

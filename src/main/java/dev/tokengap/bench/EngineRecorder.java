@@ -39,7 +39,7 @@ final class EngineRecorder {
 
 	private static final String RUNNING = "vllm:num_requests_running";
 
-	private final HttpClient http = HttpClient.create().responseTimeout(Duration.ofSeconds(5));
+	private final HttpClient http = BenchClients.SMALL.responseTimeout(Duration.ofSeconds(5));
 
 	private final URI url;
 

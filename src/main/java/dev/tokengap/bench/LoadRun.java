@@ -5,19 +5,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.handler.codec.http.DefaultHttpHeaders;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaders;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.ByteBufMono;
 import reactor.netty.Connection;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.client.HttpClientResponse;
-import reactor.netty.resources.ConnectionProvider;
 
 /**
  * Sends a {@link RequestPlan} and collects what each stream saw. Requests leave at their
@@ -99,28 +94,6 @@ final class LoadRun {
 	private static String abbreviate(String text) {
 		String oneLine = text.replace('\n', ' ').strip();
 		return (oneLine.length() > 200) ? oneLine.substring(0, 200) + "…" : oneLine;
-	}
-
-	/** A client with up to {@code connections} and {@code headers} on every request. */
-	static HttpClient httpClient(int connections, Map<String, String> headers) {
-		return HttpClient
-			.create(ConnectionProvider.builder("tokengap-bench")
-				.maxConnections(connections)
-				.pendingAcquireMaxCount(-1)
-				.maxIdleTime(Duration.ofSeconds(4))
-				.build())
-			.headers((h) -> h.set(HttpHeaderNames.CONTENT_TYPE, "application/json")
-				.set(HttpHeaderNames.ACCEPT, "text/event-stream")
-				.add(headers(headers)))
-			.compress(false)
-			.keepAlive(true)
-			.responseTimeout(Duration.ofMinutes(10));
-	}
-
-	private static HttpHeaders headers(Map<String, String> headers) {
-		HttpHeaders http = new DefaultHttpHeaders();
-		headers.forEach(http::set);
-		return http;
 	}
 
 	/**

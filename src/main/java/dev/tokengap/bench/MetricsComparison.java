@@ -32,7 +32,7 @@ final class MetricsComparison {
 	/** vLLM's ITL before 0.11 (removed January 2026). */
 	private static final String OLD_ENGINE_ITL = "vllm:time_per_output_token_seconds";
 
-	private final HttpClient http = HttpClient.create().responseTimeout(Duration.ofSeconds(10));
+	private final HttpClient http = BenchClients.SMALL.responseTimeout(Duration.ofSeconds(10));
 
 	private final URI tokengapUrl;
 

@@ -65,7 +65,7 @@ class AttributionConfiguration {
 				logger.debug("Scrape of " + url + " failed: " + reason);
 			}
 
-		});
+		}, upstream.sslBundle());
 		if (properties.enabled()) {
 			scraper.start();
 		}

@@ -5,17 +5,20 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.util.AsciiString;
+import io.netty.util.concurrent.EventExecutor;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.netty.http.Http11SslContextSpec;
+import reactor.netty.Connection;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.client.HttpClientRequest;
 import reactor.netty.http.client.PrematureCloseException;
@@ -24,28 +27,42 @@ import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 
 import org.springframework.boot.ssl.SslBundle;
-import org.springframework.boot.ssl.SslOptions;
+
+import dev.tokengap.client.HttpClients;
 
 /**
  * Sends a client's request to the engine with the same method, path, query, end-to-end
  * headers and body bytes, through Reactor Netty's {@link HttpClient} and a pooled
  * {@link ConnectionProvider}, and hands the response on as soon as its headers arrive.
  * <p>
- * The client runs on the proxy port's own event loops, colocated: a connection made for a
- * request is made on its client connection's loop. The pool is one for all loops, so a
- * pooled connection may serve a request of another loop, whose events then cross loops
- * (what that costs: docs/performance.md). The pool bounds the engine connections
- * ({@code max-connections}, a request waiting longer than {@code pending-acquire-timeout}
- * for one is answered 503), closes connections idle longer than {@code max-idle-time} in
- * the background (below the engine's own keep-alive, so no request lands on a connection
- * being closed) and those older than {@code max-life-time}, and publishes Reactor Netty's
- * pool metrics ({@code reactor_netty_connection_provider_*}). An {@code https://} engine
- * is reached over TLS, trusted as a Spring Boot SSL bundle says.
+ * Each of the proxy port's event loops has a client and a pool of its own, whose
+ * connections run on that loop only; a request is sent with its client connection's
+ * loop's, so the client connection, the engine connection and every event between them
+ * stay on one loop. {@code max-connections} is the bound of all the pools together: each
+ * loop's pool gets {@code max-connections / loops}, rounded down, and the first
+ * {@code max-connections % loops} pools one more, so that they add up to
+ * {@code max-connections}; a pool has at least one connection, so with fewer connections
+ * than loops the bound is the number of loops. A request waiting longer than
+ * {@code pending-acquire-timeout} for one of its loop's connections is answered 503, even
+ * when another loop's pool has one free. The pools close connections idle longer than
+ * {@code max-idle-time} in the background (below the engine's own keep-alive, so no
+ * request lands on a connection being closed) and those older than {@code max-life-time},
+ * and publish Reactor Netty's pool metrics ({@code reactor_netty_connection_provider_*}),
+ * all with the name {@value #POOL_NAME}, told apart by their {@code id}. The engine's
+ * other endpoints are asked through a small pool of their own ({@value #INFO_POOL_NAME}).
+ * An {@code https://} engine is reached over TLS, trusted as a Spring Boot SSL bundle
+ * says.
  */
 public final class UpstreamClient {
 
-	/** The pool's name, the {@code name} label of its metrics. */
+	/** The pools' name, the {@code name} label of their metrics. */
 	public static final String POOL_NAME = "engine";
+
+	/** The name of the pool of the engine's other endpoints ({@link #http()}). */
+	public static final String INFO_POOL_NAME = "engine-info";
+
+	/** The engine's other endpoints are asked now and then, one or two at a time. */
+	private static final int INFO_CONNECTIONS = 2;
 
 	private static final HopByHopHeaders NOT_FORWARDED = HopByHopHeaders.andAlso("host", "content-length",
 			"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id");
@@ -56,9 +73,16 @@ public final class UpstreamClient {
 
 	private static final AsciiString X_FORWARDED_HOST = AsciiString.cached("x-forwarded-host");
 
-	private final ConnectionProvider pool;
+	/** The proxy port's loops; the client and pool of {@code loops[i]} are at i. */
+	private final EventLoop[] loops;
 
-	private final HttpClient http;
+	private final ConnectionProvider[] pools;
+
+	private final HttpClient[] clients;
+
+	private final ConnectionProvider infoPool;
+
+	private final HttpClient info;
 
 	private final String base;
 
@@ -66,65 +90,68 @@ public final class UpstreamClient {
 
 	private final UpstreamProperties properties;
 
+	private final SslBundle ssl;
+
 	/**
-	 * Creates the client and its pool.
-	 * @param properties where the engine is, the timeouts and the pool's bounds
-	 * @param loops the event loops to run the engine connections on
+	 * Creates the clients and their pools, one of each per event loop.
+	 * @param properties where the engine is, the timeouts and the pools' bound
+	 * @param loops the proxy port's event loops, to run the engine connections on
 	 * @param ssl the bundle that trusts an {@code https://} engine, or null for the JVM's
 	 * default trust
 	 */
 	public UpstreamClient(UpstreamProperties properties, LoopResources loops, SslBundle ssl) {
 		this.properties = properties;
+		this.ssl = ssl;
 		URI url = properties.url();
 		String path = (url.getRawPath() == null) ? "" : url.getRawPath();
 		this.basePath = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
 		this.base = url.getScheme() + "://" + url.getRawAuthority() + this.basePath;
-		this.pool = ConnectionProvider.builder(POOL_NAME)
-			.maxConnections(properties.maxConnections())
-			.pendingAcquireTimeout(properties.pendingAcquireTimeout())
-			.pendingAcquireMaxCount(-1)
-			.maxIdleTime(properties.maxIdleTime())
-			.maxLifeTime(properties.maxLifeTime())
-			.evictInBackground(evictionInterval(properties.maxIdleTime()))
-			.metrics(true)
-			.build();
-		HttpClient client = HttpClient.create(this.pool)
-			.runOn(loops)
-			.baseUrl(url.getScheme() + "://" + url.getRawAuthority())
-			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
-					(int) Math.min(Integer.MAX_VALUE, properties.connectTimeout().toMillis()))
-			.compress(false)
-			.followRedirect(false)
-			.keepAlive(true);
-		this.http = properties.secure() ? client.secure((spec) -> spec.sslContext(sslContext(ssl))) : client;
+		this.loops = serverLoops(loops);
+		int[] shares = shares(properties.maxConnections(), this.loops.length);
+		this.pools = new ConnectionProvider[this.loops.length];
+		this.clients = new HttpClient[this.loops.length];
+		for (int i = 0; i < this.loops.length; i++) {
+			this.pools[i] = HttpClients.pool(POOL_NAME, shares[i], properties.pendingAcquireTimeout(),
+					properties.maxIdleTime(), properties.maxLifeTime());
+			// A loop resources object of its own per loop: Reactor Netty tells pools of
+			// one name apart by a hash that includes it (the id label of their metrics).
+			EventLoop loop = this.loops[i];
+			LoopResources only = (useNative) -> loop;
+			this.clients[i] = client(this.pools[i], only, url);
+		}
+		this.infoPool = HttpClients.pool(INFO_POOL_NAME, INFO_CONNECTIONS, properties.pendingAcquireTimeout(),
+				properties.maxIdleTime(), properties.maxLifeTime());
+		this.info = client(this.infoPool, loops, url);
+	}
+
+	private HttpClient client(ConnectionProvider pool, LoopResources loops, URI url) {
+		HttpClient client = HttpClients.create(pool, loops, this.properties.connectTimeout())
+			.baseUrl(url.getScheme() + "://" + url.getRawAuthority());
+		return this.properties.secure() ? HttpClients.secure(client, this.ssl) : client;
+	}
+
+	/** The loops the proxy port's connections run on, as Reactor Netty's server asks. */
+	private static EventLoop[] serverLoops(LoopResources loops) {
+		List<EventLoop> found = new ArrayList<>();
+		for (EventExecutor executor : loops.onServer(LoopResources.DEFAULT_NATIVE)) {
+			found.add((EventLoop) executor);
+		}
+		return found.toArray(EventLoop[]::new);
 	}
 
 	/**
-	 * Idle connections are looked for a few times per max idle time, at most once a
-	 * second.
+	 * Splits the bound over the loops: rounded down, the first {@code total % loops} one
+	 * more, at least one each.
+	 * @param total {@code max-connections}
+	 * @param loops the number of loops
+	 * @return each loop's bound
 	 */
-	private static Duration evictionInterval(Duration maxIdle) {
-		Duration quarter = maxIdle.dividedBy(4);
-		return (quarter.compareTo(Duration.ofSeconds(1)) < 0) ? quarter : Duration.ofSeconds(1);
-	}
-
-	/** TLS to the engine: the bundle's trust and key material, protocols and ciphers. */
-	private static Http11SslContextSpec sslContext(SslBundle bundle) {
-		Http11SslContextSpec spec = Http11SslContextSpec.forClient();
-		if (bundle == null) {
-			return spec;
+	static int[] shares(int total, int loops) {
+		int[] shares = new int[loops];
+		for (int i = 0; i < loops; i++) {
+			shares[i] = Math.max(1, total / loops + ((i < total % loops) ? 1 : 0));
 		}
-		return spec.configure((builder) -> {
-			builder.trustManager(bundle.getManagers().getTrustManagerFactory())
-				.keyManager(bundle.getManagers().getKeyManagerFactory());
-			SslOptions options = bundle.getOptions();
-			if (options != null && options.getEnabledProtocols() != null) {
-				builder.protocols(options.getEnabledProtocols());
-			}
-			if (options != null && options.getCiphers() != null) {
-				builder.ciphers(List.of(options.getCiphers()));
-			}
-		});
+		return shares;
 	}
 
 	/**
@@ -145,7 +172,7 @@ public final class UpstreamClient {
 		// held until the exchange ends: a send retried on a fresh connection sends it
 		// again
 		body.retain();
-		return this.http.request(in.method()).uri(this.basePath + in.uri()).send((request, out) -> {
+		return clientOf(in).request(in.method()).uri(this.basePath + in.uri()).send((request, out) -> {
 			headers(in, request, requestId, length);
 			return withBody ? out.send(Mono.just(body.retainedDuplicate())) : out;
 		})
@@ -217,11 +244,10 @@ public final class UpstreamClient {
 		if (error instanceof TimeoutException || isPendingLimit(error)) {
 			// the pool's: the request's own wait for the headers fails as
 			// UpstreamTimeoutException
-			return new UpstreamSaturatedException(
-					"All " + this.properties.maxConnections() + " engine connections stayed busy for "
-							+ this.properties.pendingAcquireTimeout()
-							+ " (tokengap.upstream.pending-acquire-timeout); raise tokengap.upstream.max-connections",
-					error);
+			return new UpstreamSaturatedException("All engine connections of this request's event loop (its share of "
+					+ this.properties.maxConnections() + ", tokengap.upstream.max-connections, split over "
+					+ this.loops.length + " event loops) stayed busy for " + this.properties.pendingAcquireTimeout()
+					+ " (tokengap.upstream.pending-acquire-timeout); raise tokengap.upstream.max-connections", error);
 		}
 		if (error instanceof DecoderException || error instanceof IllegalArgumentException) {
 			// Netty's decoder refuses what is not HTTP; a status line whose code is not a
@@ -255,6 +281,19 @@ public final class UpstreamClient {
 		return error.getClass().getSimpleName().equals("PoolAcquirePendingLimitException");
 	}
 
+	/** The client of the loop the client connection runs on. */
+	private HttpClient clientOf(HttpServerRequest in) {
+		if (in instanceof Connection connection) {
+			EventLoop loop = connection.channel().eventLoop();
+			for (int i = 0; i < this.loops.length; i++) {
+				if (this.loops[i] == loop) {
+					return this.clients[i];
+				}
+			}
+		}
+		return this.clients[0];
+	}
+
 	/**
 	 * @return how long an engine may stay silent mid-body
 	 */
@@ -263,12 +302,29 @@ public final class UpstreamClient {
 	}
 
 	/**
-	 * The client the proxy reaches the engine with (its pool, loops, TLS and connect
-	 * timeout), for the engine's other endpoints ({@code /v1/models}).
+	 * The client for the engine's other endpoints ({@code /v1/models}, {@code /health}):
+	 * the proxy's settings (loops, TLS, connect timeout) with a small pool of its own
+	 * ({@value #INFO_POOL_NAME}), so that these never wait for, nor take, a connection
+	 * the proxied requests need.
 	 * @return the client
 	 */
 	public HttpClient http() {
-		return this.http;
+		return this.info;
+	}
+
+	/**
+	 * @return the bundle that trusts an {@code https://} engine, or null for the JVM's
+	 * default trust
+	 */
+	public SslBundle sslBundle() {
+		return this.ssl;
+	}
+
+	/**
+	 * @return how many event loops, and so pools, the engine connections run on
+	 */
+	public int loops() {
+		return this.loops.length;
 	}
 
 	/**
@@ -280,7 +336,11 @@ public final class UpstreamClient {
 
 	/** Closes the engine connections. */
 	public void close() {
-		this.pool.disposeLater().block(Duration.ofSeconds(5));
+		Flux.fromArray(this.pools)
+			.concatWithValues(this.infoPool)
+			.flatMap(ConnectionProvider::disposeLater)
+			.then()
+			.block(Duration.ofSeconds(5));
 	}
 
 }

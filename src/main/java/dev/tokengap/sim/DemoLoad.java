@@ -30,14 +30,12 @@ public final class DemoLoad implements AutoCloseable {
 
 	/**
 	 * Creates the load; {@link #start()} begins it.
-	 * @param proxyPort the proxy's local port
+	 * @param client a client whose base URL is the proxy's port
 	 * @param model the model to ask for
 	 * @param concurrency streams kept in flight
 	 */
-	public DemoLoad(int proxyPort, String model, int concurrency) {
-		this.client = HttpClient.create()
-			.baseUrl("http://127.0.0.1:" + proxyPort)
-			.headers((h) -> h.set("content-type", "application/json"));
+	public DemoLoad(HttpClient client, String model, int concurrency) {
+		this.client = client.headers((h) -> h.set("content-type", "application/json"));
 		this.model = model;
 		this.concurrency = concurrency;
 	}

@@ -23,6 +23,9 @@ import javax.net.ssl.SSLHandshakeException;
 
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.http.client.PrematureCloseException;
+import reactor.netty.resources.ConnectionProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,6 +34,8 @@ import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslStoreBundle;
 import org.springframework.util.unit.DataSize;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -99,6 +104,60 @@ class MetricsClientTests {
 		assertThat(accepted.get()).isEqualTo(1);
 	}
 
+	/**
+	 * What the retry is for: Reactor Netty asks again by itself only when a connection
+	 * closed before the request went out, not when the engine closed it after.
+	 */
+	@Test
+	void reactorNettyAloneFailsWhenTheEngineClosedTheKeptConnectionUnanswered() throws Exception {
+		AtomicInteger accepted = new AtomicInteger();
+		RawServer server = RawServer.start((connection, request) -> !(connection == 1 && request == 2), accepted);
+		this.closeables.add(server);
+		ConnectionProvider one = ConnectionProvider.create("plain", 1);
+		this.closeables.add(one::dispose);
+		HttpClient plain = HttpClient.create(one);
+		Mono<String> get = plain.get().uri(server.uri()).responseContent().aggregate().asString();
+		assertThat(get.block(DEADLINE)).isEqualTo(RawServer.BODY);
+		assertThatThrownBy(() -> get.block(DEADLINE)).hasCauseInstanceOf(PrematureCloseException.class);
+		assertThat(accepted.get()).isEqualTo(1);
+	}
+
+	@Test
+	void asksAgainOnlyOnce() throws Exception {
+		AtomicInteger accepted = new AtomicInteger();
+		RawServer server = RawServer.start((connection, request) -> request == 1 && connection == 1, accepted);
+		this.closeables.add(server);
+		MetricsClient client = client(server.uri(), null);
+		ScrapeBody body = new ScrapeBody(1024);
+		assertThat(client.fetch(body, TIMEOUT).block(DEADLINE)).isEqualTo(RawServer.BODY);
+		assertThatThrownBy(() -> client.fetch(body, TIMEOUT).block(DEADLINE)).isInstanceOf(ScrapeFailedException.class)
+			.hasMessage("connection closed before the response ended");
+		assertThat(accepted.get()).isEqualTo(2);
+	}
+
+	@Test
+	void closesTheConnectionOfABodyOverTheCap() {
+		AtomicInteger connections = new AtomicInteger();
+		DisposableServer server = HttpServer.create()
+			.host("127.0.0.1")
+			.port(0)
+			.doOnChannelInit((observer, channel, address) -> connections.incrementAndGet())
+			.route((routes) -> routes
+				.get("/big", (request, response) -> response.sendString(Flux.range(0, 64).map((i) -> "x".repeat(100))))
+				.get("/small", (request, response) -> response.sendString(Mono.just("m 4\n"))))
+			.bindNow();
+		this.closeables.add(server::disposeNow);
+		String base = "http://127.0.0.1:" + server.port();
+		MetricsClient big = client(URI.create(base + "/big"), null);
+		ScrapeBody body = new ScrapeBody(1024);
+		for (int i = 0; i < 3; i++) {
+			assertThatThrownBy(() -> big.fetch(body, TIMEOUT).block(DEADLINE)).isInstanceOf(ScrapeFailedException.class)
+				.hasMessage("body exceeds max-scrape-size 1024B");
+		}
+		assertThat(connections.get()).as("a new connection for each fetch").isEqualTo(3);
+		assertThat(client(URI.create(base + "/small"), null).fetch(body, TIMEOUT).block(DEADLINE)).isEqualTo("m 4\n");
+	}
+
 	@Test
 	void dropsWhatATimedOutFetchWouldStillHaveRead() {
 		DisposableServer server = HttpServer.create()
@@ -149,17 +208,17 @@ class MetricsClientTests {
 			.bindNow();
 		this.closeables.add(server::disposeNow);
 		URI url = URI.create("https://localhost:" + server.port() + "/metrics");
-		SslContext trusting = SslContextBuilder.forClient()
-			.trustManager((X509Certificate) keys.getCertificate("engine"))
-			.endpointIdentificationAlgorithm("HTTPS")
-			.build();
+		KeyStore trust = KeyStore.getInstance("PKCS12");
+		trust.load(null, null);
+		trust.setCertificateEntry("engine", (X509Certificate) keys.getCertificate("engine"));
+		SslBundle trusting = SslBundle.of(SslStoreBundle.of(null, null, trust));
 		assertThat(client(url, trusting).fetch(new ScrapeBody(1024), TIMEOUT).block(DEADLINE)).isEqualTo("m 3\n");
 		// By default the JDK's trust store decides, and it does not know this engine.
 		assertThatThrownBy(() -> client(url, null).fetch(new ScrapeBody(1024), TIMEOUT).block(DEADLINE))
 			.hasCauseInstanceOf(SSLHandshakeException.class);
 	}
 
-	private MetricsClient client(URI url, SslContext tls) {
+	private MetricsClient client(URI url, SslBundle tls) {
 		MetricsClient client = new MetricsClient(url, Duration.ofSeconds(2), DataSize.ofKilobytes(1), tls);
 		this.closeables.add(0, client);
 		return client;

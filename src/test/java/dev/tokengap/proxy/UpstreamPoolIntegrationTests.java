@@ -1,11 +1,15 @@
 package dev.tokengap.proxy;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
@@ -14,6 +18,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 
 import dev.tokengap.testsupport.EnginePoolSeries;
@@ -27,15 +32,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The engine connection pools: a burst opens many connections, and once they are idle
- * longer than {@code tokengap.upstream.max-idle-time} they are closed by the background
- * sweep, not only when next acquired (which never comes after a burst).
+ * The engine connection pools, one per event loop: a burst opens many connections, and
+ * once they are idle longer than {@code tokengap.upstream.max-idle-time} they are closed
+ * by the background sweep, not only when next acquired (which never comes after a burst).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "management.server.port=0",
 		"tokengap.mode=demo", "tokengap.upstream.max-idle-time=500ms", "tokengap.upstream.max-connections=1000" })
 class UpstreamPoolIntegrationTests extends ScriptedUpstreamTests {
 
-	private String poolId;
+	@Autowired
+	private UpstreamClient upstreamClient;
+
+	private Set<String> poolIds;
 
 	@Test
 	void closesTheIdleConnectionsOfABurstAfterMaxIdleTime() throws Exception {
@@ -66,54 +74,73 @@ class UpstreamPoolIntegrationTests extends ScriptedUpstreamTests {
 	void exportsThePoolsActiveIdlePendingAndAcquireTimeOnTheManagementPort() {
 		upstream.handle((req, res) -> Mono.delay(Duration.ofMillis(200))
 			.then(res.status(200).header("content-type", "application/json").sendString(Mono.just("{}")).then()));
-		Flux<Recording> burst = Flux.range(0, 6)
+		// A connection of its own per request, spread over the event loops: every loop's
+		// pool serves some.
+		int requests = Math.max(6, 2 * this.upstreamClient.loops());
+		Flux<Recording> burst = Flux.range(0, requests)
 			.flatMap((i) -> Mono
 				.fromCallable(() -> StreamingClient.record("http://127.0.0.1:" + this.port + "/v1/chat/completions",
 						"{\"model\":\"m-pool\"}"))
-				.subscribeOn(Schedulers.boundedElastic()), 6);
+				.subscribeOn(Schedulers.boundedElastic()), requests);
 		// The test JVM keeps other applications' pools, all in Micrometer's global
-		// registry:
-		// this one is told apart by its bound, and then by its id.
-		this.poolId = PrometheusText.scrape(this.managementPort)
-			.matching("reactor_netty_connection_provider_max_connections", "name", UpstreamClient.POOL_NAME)
-			.stream()
-			.filter((sample) -> sample.value() == 1000)
-			.map((sample) -> sample.labels().get("id"))
-			.findFirst()
-			.orElseThrow(() -> new AssertionError("no pool with this application's max-connections"));
+		// registry: this one's, one per event loop, are told apart by their bounds
+		// (shares of max-connections), and then by their ids.
+		this.poolIds = ConcurrentHashMap.newKeySet();
+		this.poolIds.addAll(poolIds(PrometheusText.scrape(this.managementPort)));
+		assertThat(this.poolIds).as("a pool with a share of this application's max-connections").isNotEmpty();
 		AtomicReference<Double> activeDuringBurst = new AtomicReference<>(0.0);
 		Disposable watch = Flux.interval(Duration.ofMillis(20))
 			.map((tick) -> pool("reactor_netty_connection_provider_active_connections"))
 			.subscribe((active) -> activeDuringBurst.accumulateAndGet(active, Math::max));
 		try {
-			assertThat(burst.collectList().block(Duration.ofSeconds(30))).hasSize(6);
+			assertThat(burst.collectList().block(Duration.ofSeconds(30))).hasSize(requests);
 		}
 		finally {
 			watch.dispose();
 		}
+		// The pools of the loops that had served no request yet have their series now.
+		this.poolIds.addAll(poolIds(PrometheusText.scrape(this.managementPort)));
+		assertThat(this.poolIds).as("one pool per event loop, told apart by id").hasSize(this.upstreamClient.loops());
 		assertThat(activeDuringBurst.get()).as("connections in use while the burst was held").isPositive();
 		assertThat(pool("reactor_netty_connection_provider_max_connections")).isEqualTo(1000);
 		assertThat(pool("reactor_netty_connection_provider_pending_connections")).isZero();
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(pool("reactor_netty_connection_provider_active_connections")).isZero());
 		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
-		assertThat(EnginePoolSeries.NAMES).as("every pool series the README, rules and dashboards name")
-			.allSatisfy(
-					(name) -> assertThat(metrics.matching(name, "name", UpstreamClient.POOL_NAME, "id", this.poolId))
-						.as(name)
-						.isNotEmpty());
-		assertThat(metrics.matching("reactor_netty_connection_provider_idle_connections", "name",
-				UpstreamClient.POOL_NAME, "id", this.poolId))
-			.isNotEmpty();
+		for (String poolId : this.poolIds) {
+			assertThat(EnginePoolSeries.NAMES).as("every pool series the README, rules and dashboards name")
+				.allSatisfy((name) -> assertThat(metrics.matching(name, "name", UpstreamClient.POOL_NAME, "id", poolId))
+					.as(name)
+					.isNotEmpty());
+			assertThat(metrics.matching("reactor_netty_connection_provider_idle_connections", "name",
+					UpstreamClient.POOL_NAME, "id", poolId))
+				.isNotEmpty();
+		}
 		assertThat(metrics.matching("reactor_netty_connection_provider_pending_connections_time_seconds_count", "name",
 				UpstreamClient.POOL_NAME, "status", "SUCCESS"))
 			.as("the time requests waited for a connection (UpstreamSaturationIntegrationTests sees one wait)")
 			.isNotEmpty();
 	}
 
+	/** The sum over this application's pools, those seen so far included. */
 	private double pool(String name) {
-		return PrometheusText.scrape(this.managementPort)
-			.value(name, "name", UpstreamClient.POOL_NAME, "id", this.poolId);
+		PrometheusText metrics = PrometheusText.scrape(this.managementPort);
+		this.poolIds.addAll(poolIds(metrics));
+		return this.poolIds.stream()
+			.mapToDouble((poolId) -> metrics.value(name, "name", UpstreamClient.POOL_NAME, "id", poolId))
+			.sum();
+	}
+
+	/** The ids of the pools whose bound is a share of this application's. */
+	private List<String> poolIds(PrometheusText metrics) {
+		Set<Integer> shares = Arrays.stream(UpstreamClient.shares(1000, this.upstreamClient.loops()))
+			.boxed()
+			.collect(Collectors.toSet());
+		return metrics.matching("reactor_netty_connection_provider_max_connections", "name", UpstreamClient.POOL_NAME)
+			.stream()
+			.filter((sample) -> shares.contains((int) sample.value()))
+			.map((sample) -> sample.labels().get("id"))
+			.toList();
 	}
 
 }
