@@ -238,11 +238,12 @@ public final class ExchangeRecorder {
 			StreamMeters m = meters();
 			notifyObserver(choice, event);
 			long gap = this.timer.onContent(choice, event.arrivalNanos(), event.writeNanos());
+			long now = event.writeNanos();
 			if (this.timer.contentEvents() == 1) {
-				m.ttft.observe(this.timer.timeToFirstTokenNanos() / 1e9);
+				m.ttft.observe(this.timer.timeToFirstTokenNanos() / 1e9, now, this.trace);
 			}
 			if (gap >= 0) {
-				m.itl.observe(gap / 1e9);
+				m.itl.observe(gap / 1e9, now, this.trace);
 				if (gap >= this.catalogue.stallNanos()) {
 					m.stalls.inc();
 				}
@@ -326,7 +327,7 @@ public final class ExchangeRecorder {
 				this.outcome = outcome;
 				m.outcome(outcome).inc();
 				if (outcome == StreamOutcome.COMPLETED) {
-					recordCompletedStream(m);
+					recordCompletedStream(m, nowNanos);
 				}
 			}
 		}
@@ -357,7 +358,7 @@ public final class ExchangeRecorder {
 		return cancelled ? StreamOutcome.CLIENT_CANCELLED : StreamOutcome.UPSTREAM_ERROR;
 	}
 
-	private void recordCompletedStream(StreamMeters m) {
+	private void recordCompletedStream(StreamMeters m, long nowNanos) {
 		for (int choice = 0; choice < this.timer.choices(); choice++) {
 			double tpot = this.timer.timePerOutputTokenSeconds(choice);
 			if (!Double.isNaN(tpot)) {
@@ -365,7 +366,7 @@ public final class ExchangeRecorder {
 			}
 		}
 		if (this.timer.gapCount() >= 1) {
-			m.maxGap.observe(this.timer.maxGapNanos() / 1e9);
+			m.maxGap.observe(this.timer.maxGapNanos() / 1e9, nowNanos, this.trace);
 		}
 		if (this.timer.gapCount() >= TokengapMeters.PER_STREAM_MIN_GAPS) {
 			m.p99Gap.observe(this.timer.gapPercentileNanos(0.99) / 1e9);
@@ -377,6 +378,23 @@ public final class ExchangeRecorder {
 		if (this.timer.stalls() == 0 && this.timer.contentEvents() > 0) {
 			m.smooth.inc();
 		}
+		recordOutsideEngine(m);
+	}
+
+	/**
+	 * The client-visible TTFT minus what the engine says it spent before its first token:
+	 * only when it said both figures (never a guess), and never below 0.
+	 */
+	private void recordOutsideEngine(StreamMeters m) {
+		EngineReport report = this.timer.engineReport();
+		if (report == null || this.timer.contentEvents() == 0 || !(report.queueMs() >= 0)
+				|| !(report.firstTokenMs() >= 0)) {
+			return;
+		}
+		double ttft = this.timer.timeToFirstTokenNanos() / 1e9;
+		double engine = (report.queueMs() + report.firstTokenMs()) / 1e3;
+		m.outsideEngine.observe(Math.max(0, ttft - engine));
+		m.engineQueue.observe(report.queueMs() / 1e3);
 	}
 
 	/**
