@@ -62,23 +62,9 @@ class ExemplarPrometheusIntegrationTests {
 
 	private Process prometheus;
 
-	private int web;
-
 	@AfterEach
 	void stopPrometheus() throws InterruptedException {
 		if (this.prometheus != null) {
-			try {
-				System.out
-					.println("TARGETS " + get("http://127.0.0.1:" + this.web + "/api/v1/targets", "application/json"));
-			}
-			catch (Exception ex) {
-				System.out.println(ex);
-			}
-			try {
-				System.out.println(Files.readString(this.dir.resolve("prometheus.log")));
-			}
-			catch (IOException ex) {
-			}
 			this.prometheus.destroy();
 			this.prometheus.waitFor();
 		}
@@ -114,7 +100,6 @@ class ExemplarPrometheusIntegrationTests {
 				.contains("\"streamEvents\":30"));
 
 		int web = freePort();
-		this.web = web;
 		this.prometheus = startPrometheus(binary, web);
 		String api = "http://127.0.0.1:" + web;
 		await().atMost(Duration.ofSeconds(60))
