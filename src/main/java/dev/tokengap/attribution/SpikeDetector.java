@@ -72,7 +72,7 @@ final class SpikeDetector implements GapObserver {
 		if (gap >= threshold) {
 			GapWindow window = GapWindow.of(timer, choice, event);
 			this.spikes.accept(new Spike(requestId, model, endpoint, choice, timer.contentEvents(choice), threshold,
-					window, System.currentTimeMillis()), timer);
+					window, System.currentTimeMillis(), timer.traceId()), timer);
 		}
 	}
 

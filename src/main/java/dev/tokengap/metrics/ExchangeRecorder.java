@@ -58,6 +58,10 @@ public final class ExchangeRecorder {
 
 	private boolean live;
 
+	private RequestTrace trace;
+
+	private volatile StreamOutcome outcome;
+
 	private volatile int status = -1;
 
 	private volatile long completedNanos = -1;
@@ -95,6 +99,64 @@ public final class ExchangeRecorder {
 	public void identify(String requestId, long promptTokens) {
 		this.requestId = requestId;
 		this.promptTokens = promptTokens;
+	}
+
+	/**
+	 * Names the request's trace: its id goes on the stream's records, and the trace is
+	 * told when the exchange ends.
+	 * @param trace the request's trace
+	 */
+	public void trace(RequestTrace trace) {
+		this.trace = trace;
+		try {
+			this.timer.traceId(trace.traceId());
+		}
+		catch (RuntimeException ex) {
+			failed(ex);
+		}
+	}
+
+	/**
+	 * @return the request's trace, or null when none was named
+	 */
+	public RequestTrace trace() {
+		return this.trace;
+	}
+
+	/**
+	 * @return the bounded model label
+	 */
+	public String model() {
+		return this.model;
+	}
+
+	/**
+	 * @return the endpoint
+	 */
+	public Endpoint endpoint() {
+		return this.endpoint;
+	}
+
+	/**
+	 * @return the status sent to the client, or -1 when none was
+	 */
+	public int status() {
+		return this.status;
+	}
+
+	/**
+	 * @return whether the exchange was a live stream (timed by {@link #timer})
+	 */
+	public boolean live() {
+		return this.live;
+	}
+
+	/**
+	 * @return how the stream ended, once {@link #close} has decided it; null before, and
+	 * for an exchange that was not a stream
+	 */
+	public StreamOutcome streamOutcome() {
+		return this.outcome;
 	}
 
 	/**
@@ -176,11 +238,12 @@ public final class ExchangeRecorder {
 			StreamMeters m = meters();
 			notifyObserver(choice, event);
 			long gap = this.timer.onContent(choice, event.arrivalNanos(), event.writeNanos());
+			long now = event.writeNanos();
 			if (this.timer.contentEvents() == 1) {
-				m.ttft.observe(this.timer.timeToFirstTokenNanos() / 1e9);
+				m.ttft.observe(this.timer.timeToFirstTokenNanos() / 1e9, now, this.trace);
 			}
 			if (gap >= 0) {
-				m.itl.observe(gap / 1e9);
+				m.itl.observe(gap / 1e9, now, this.trace);
 				if (gap >= this.catalogue.stallNanos()) {
 					m.stalls.inc();
 				}
@@ -261,11 +324,26 @@ public final class ExchangeRecorder {
 			}
 			if (this.live || this.streamRequested) {
 				StreamOutcome outcome = outcome(cancelled);
+				this.outcome = outcome;
 				m.outcome(outcome).inc();
 				if (outcome == StreamOutcome.COMPLETED) {
-					recordCompletedStream(m);
+					recordCompletedStream(m, nowNanos);
 				}
 			}
+		}
+		catch (RuntimeException ex) {
+			failed(ex);
+		}
+		traceEnded();
+	}
+
+	private void traceEnded() {
+		RequestTrace ended = this.trace;
+		if (ended == null) {
+			return;
+		}
+		try {
+			ended.ended(this);
 		}
 		catch (RuntimeException ex) {
 			failed(ex);
@@ -280,7 +358,7 @@ public final class ExchangeRecorder {
 		return cancelled ? StreamOutcome.CLIENT_CANCELLED : StreamOutcome.UPSTREAM_ERROR;
 	}
 
-	private void recordCompletedStream(StreamMeters m) {
+	private void recordCompletedStream(StreamMeters m, long nowNanos) {
 		for (int choice = 0; choice < this.timer.choices(); choice++) {
 			double tpot = this.timer.timePerOutputTokenSeconds(choice);
 			if (!Double.isNaN(tpot)) {
@@ -288,7 +366,7 @@ public final class ExchangeRecorder {
 			}
 		}
 		if (this.timer.gapCount() >= 1) {
-			m.maxGap.observe(this.timer.maxGapNanos() / 1e9);
+			m.maxGap.observe(this.timer.maxGapNanos() / 1e9, nowNanos, this.trace);
 		}
 		if (this.timer.gapCount() >= TokengapMeters.PER_STREAM_MIN_GAPS) {
 			m.p99Gap.observe(this.timer.gapPercentileNanos(0.99) / 1e9);
@@ -300,6 +378,23 @@ public final class ExchangeRecorder {
 		if (this.timer.stalls() == 0 && this.timer.contentEvents() > 0) {
 			m.smooth.inc();
 		}
+		recordOutsideEngine(m);
+	}
+
+	/**
+	 * The client-visible TTFT minus what the engine says it spent before its first token:
+	 * only when it said both figures (never a guess), and never below 0.
+	 */
+	private void recordOutsideEngine(StreamMeters m) {
+		EngineReport report = this.timer.engineReport();
+		if (report == null || this.timer.contentEvents() == 0 || !(report.queueMs() >= 0)
+				|| !(report.firstTokenMs() >= 0)) {
+			return;
+		}
+		double ttft = this.timer.timeToFirstTokenNanos() / 1e9;
+		double engine = (report.queueMs() + report.firstTokenMs()) / 1e3;
+		m.outsideEngine.observe(Math.max(0, ttft - engine));
+		m.engineQueue.observe(report.queueMs() / 1e3);
 	}
 
 	/**

@@ -101,7 +101,7 @@ class SpikeHandOffTests {
 		EventTimes previous = new EventTimes(1_000_000_000L, 1_000_000_000L);
 		EventTimes event = new EventTimes(1_600_000_000L, 1_600_000_000L);
 		return new Spike(requestId, "m", "chat_completions", 0, 10, 100_000_000L, new GapWindow(previous, event, 0, 0),
-				0);
+				0, null);
 	}
 
 }

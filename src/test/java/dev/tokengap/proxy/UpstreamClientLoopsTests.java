@@ -26,6 +26,8 @@ import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
+import dev.tokengap.metrics.W3cRequestTracer;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -92,10 +94,11 @@ class UpstreamClientLoopsTests {
 	private static Mono<Void> relay(UpstreamClient upstream, HttpServerRequest request, HttpServerResponse response,
 			List<EventLoop[]> seen) {
 		EventLoop clientLoop = ((Connection) request).channel().eventLoop();
-		return upstream.exchange(request, Unpooled.EMPTY_BUFFER, "r").flatMap((head) -> {
-			seen.add(new EventLoop[] { clientLoop, head.connection().channel().eventLoop() });
-			return response.send(head.connection().inbound().receive().retain()).then();
-		});
+		return upstream.exchange(request, Unpooled.EMPTY_BUFFER, "r", new W3cRequestTracer(1).start(null, null))
+			.flatMap((head) -> {
+				seen.add(new EventLoop[] { clientLoop, head.connection().channel().eventLoop() });
+				return response.send(head.connection().inbound().receive().retain()).then();
+			});
 	}
 
 	@Test
