@@ -65,8 +65,9 @@ class ProxyPortConfiguration {
 	 * handler (which makes each request's operations) and its bridge to the application
 	 * (which calls the route): they see every request, body piece and response end the
 	 * application does, before it does. A port with HTTP/2 configured keeps Reactor
-	 * Netty's request timeout instead: its streams are framed by HTTP/2, and its
-	 * connections carry frames, not requests.
+	 * Netty's request timeout instead, and none of these handlers: its streams are framed
+	 * by HTTP/2, and its connections carry frames, not requests (its HTTP/1.1 connections
+	 * then go without the absolute-form rewrite and the broken-body check).
 	 * @param proxy the inbound settings
 	 * @return the customizer
 	 */
