@@ -72,6 +72,21 @@ class EngineReportRulesTests {
 	}
 
 	@Test
+	void theEnginesHistogramSayingNoPreemptionLeavesALoneStallToWhatElseMatched() {
+		SpikeRecord record = EngineReportRules
+			.correct(
+					List.of(judged(SpikeCause.PREEMPTION, SpikeScope.ALONE, SpikeCause.PREEMPTION,
+							SpikeCause.BATCH_GROWTH)),
+					this.timer, EngineReport.withPreemptions(null, 0), CauseRulesTests.PROPERTIES,
+					"the engine's per-request preemption histogram says")
+			.get(0);
+		assertThat(record.cause()).isEqualTo("batch_growth");
+		assertThat(record.scope()).isEqualTo("alone");
+		assertThat(record.summary()).contains("the engine's per-request preemption histogram says it never preempted");
+		assertThat(record.engine().generationMs()).isNaN();
+	}
+
+	@Test
 	void aPreemptionOfItsOwnExplainsASingledOutStallTheGaugesMissed() {
 		SpikeRecord record = correct(judged(SpikeCause.ENGINE_OTHER, SpikeScope.SINGLED_OUT, SpikeCause.ENGINE_OTHER),
 				new EngineReport(5, 80, 1990, 20, 2))

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import dev.tokengap.backend.EngineHistory;
+import dev.tokengap.backend.EngineSample;
 import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.Endpoint;
 import dev.tokengap.metrics.ExchangeRecorder;
@@ -32,10 +33,12 @@ class SpikeAttributorTests {
 	private final TokengapMeters meters = new TokengapMeters(this.registry, BucketEdges.VLLM_V1,
 			Duration.ofMillis(400).toNanos(), System::nanoTime);
 
+	private final EngineHistory history = new EngineHistory();
+
 	private final SpikeAttributor attributor = new SpikeAttributor(
 			new AttributionProperties(Duration.ofMillis(100), 4, 200, 1024, 1.5, 0.9, 10, 10_000,
 					Duration.ofSeconds(10)),
-			new EngineHistory(), this.meters, System::nanoTime, Duration.ofMillis(50), Duration.ofMillis(50));
+			this.history, this.meters, System::nanoTime, Duration.ofMillis(50), Duration.ofMillis(50));
 
 	SpikeAttributorTests() {
 		this.meters.gapObserver(this.attributor.detector());
@@ -63,9 +66,43 @@ class SpikeAttributorTests {
 			.satisfies((record) -> assertThat(record.requestId()).isEqualTo("chatcmpl-spiky"));
 	}
 
+	/**
+	 * A lone stream stalls while the engine preempts a request (its preemption counter
+	 * rises in the gap): with no other stream to compare with, that is its own
+	 * preemption, until the engine's per-request preemption histogram says, once the
+	 * stream has ended, that the one request that finished then was never preempted.
+	 */
+	@Test
+	void theEnginesPerRequestPreemptionHistogramCorrectsAStallBlamedOnTheStreamsOwnPreemption() {
+		long start = System.nanoTime();
+		// Events every 20 ms, the gap from 220 ms to 800 ms, the last at 1,180 ms;
+		// the engine finished the request (and no other) at 1,150 ms.
+		for (long at = -100; at <= 2000; at += 50) {
+			long nanos = start + TimeUnit.MILLISECONDS.toNanos(at);
+			double preemptions = (at >= 500) ? 1 : 0;
+			double finished = (at >= 1150) ? 6 : 5;
+			this.history.append(new EngineSample(nanos, 2, 0, Double.NaN, 0.5, preemptions, 1000, 500, 0, 1000,
+					Double.NaN, Double.NaN, Double.NaN, finished, 3));
+		}
+		stream("chatcmpl-lone", 10, start);
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(this.attributor.records()).singleElement()
+				.satisfies((record) -> assertThat(record.cause()).isEqualTo("engine_other")));
+		SpikeRecord record = this.attributor.records().get(0);
+		assertThat(record.scope()).isEqualTo("alone");
+		assertThat(record.causes()).containsSubsequence("engine_other", "preemption");
+		assertThat(record.summary()).contains("the engine's per-request preemption histogram says it never preempted");
+		assertThat(record.engine().preemptions()).isZero();
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(1));
+	}
+
 	/** A completed stream of 30 events 20 ms apart, one gap of 600 ms after event N. */
 	private void stream(String id, int spikeAfter) {
-		long now = System.nanoTime();
+		stream(id, spikeAfter, System.nanoTime());
+	}
+
+	private void stream(String id, int spikeAfter, long start) {
+		long now = start;
 		ExchangeRecorder recorder = new ExchangeRecorder(this.meters, now);
 		recorder.route("m", Endpoint.CHAT_COMPLETIONS);
 		recorder.identify(id, 16);
