@@ -27,8 +27,9 @@ import dev.tokengap.timing.StreamTimer;
  * ({@code num_preemptions} in a build's per-request metrics, else its per-request
  * preemption histogram across the request's end, see {@link FinishedPreemptions}): none
  * means a spike blamed on this stream's own preemption was not one (it is
- * {@code engine_other}); some mean a singled-out spike the gauges did not explain
- * was.</li>
+ * {@code engine_other}); some mean a singled-out spike was, when the engine's preemption
+ * counter could not be read across it (a counter that did not rise says no preemption
+ * happened in the gap, whatever the request went through at other times).</li>
  * </ul>
  * The causes given before stay in the record, after the new one.
  */
@@ -109,8 +110,12 @@ final class EngineReportRules {
 					records[i] = records[i].corrected(nextCause(records[i]), SpikeScope.valueOf(scopeName(records[i])),
 							says + " it never preempted this request", report);
 				}
+				// A preemption of this request explains a stall only the gauges could not
+				// see: with the engine's preemption counter read across the gap, no rise
+				// means no preemption in it, however often the request was preempted.
 				else if (report.preemptions() > 0 && SpikeScope.SINGLED_OUT.label().equals(records[i].scope())
-						&& SpikeCause.ENGINE_OTHER.label().equals(records[i].cause())) {
+						&& SpikeCause.ENGINE_OTHER.label().equals(records[i].cause())
+						&& records[i].evidence().preemptions() == null) {
 					records[i] = records[i].corrected(SpikeCause.PREEMPTION, SpikeScope.SINGLED_OUT,
 							says + " it preempted this request " + report.preemptions() + " times", report);
 				}
