@@ -24,9 +24,12 @@ import dev.tokengap.timing.StreamTimer;
  * {@code after_engine}, whatever the engine's gauges did meanwhile (a preemption
  * elsewhere, a queue), and also when they could not be read ({@code unknown}).</li>
  * <li><b>Preemptions of this request</b>, where the engine counts them
- * ({@code num_preemptions}): none means a spike blamed on this stream's own preemption
- * was not one (it is {@code engine_other}); some mean a singled-out spike the gauges did
- * not explain was.</li>
+ * ({@code num_preemptions} in a build's per-request metrics, else its per-request
+ * preemption histogram across the request's end, see {@link FinishedPreemptions}): none
+ * means a spike blamed on this stream's own preemption was not one (it is
+ * {@code engine_other}); some mean a singled-out spike was, when the engine's preemption
+ * counter could not be read across it (a counter that did not rise says no preemption
+ * happened in the gap, whatever the request went through at other times).</li>
  * </ul>
  * The causes given before stay in the record, after the new one.
  */
@@ -54,6 +57,19 @@ final class EngineReportRules {
 	 */
 	static List<SpikeRecord> correct(List<SpikeAttributor.Judged> judged, StreamTimer timer, EngineReport report,
 			AttributionProperties properties) {
+		return correct(judged, timer, report, properties, "the engine says");
+	}
+
+	/**
+	 * @param judged the stream's judged spikes
+	 * @param timer the stream's timer
+	 * @param report what the engine reported
+	 * @param properties thresholds
+	 * @param says who told the request's preemptions, as the summary words it
+	 * @return the records in the same order, each corrected or with the report attached
+	 */
+	static List<SpikeRecord> correct(List<SpikeAttributor.Judged> judged, StreamTimer timer, EngineReport report,
+			AttributionProperties properties, String says) {
 		SpikeRecord[] records = new SpikeRecord[judged.size()];
 		for (int i = 0; i < records.length; i++) {
 			records[i] = judged.get(i).record().withEngine(report);
@@ -92,12 +108,16 @@ final class EngineReportRules {
 						|| SpikeScope.ALONE.label().equals(records[i].scope());
 				if (report.preemptions() == 0 && own && SpikeCause.PREEMPTION.label().equals(records[i].cause())) {
 					records[i] = records[i].corrected(nextCause(records[i]), SpikeScope.valueOf(scopeName(records[i])),
-							"the engine says it never preempted this request", report);
+							says + " it never preempted this request", report);
 				}
+				// A preemption of this request explains a stall only the gauges could not
+				// see: with the engine's preemption counter read across the gap, no rise
+				// means no preemption in it, however often the request was preempted.
 				else if (report.preemptions() > 0 && SpikeScope.SINGLED_OUT.label().equals(records[i].scope())
-						&& SpikeCause.ENGINE_OTHER.label().equals(records[i].cause())) {
+						&& SpikeCause.ENGINE_OTHER.label().equals(records[i].cause())
+						&& records[i].evidence().preemptions() == null) {
 					records[i] = records[i].corrected(SpikeCause.PREEMPTION, SpikeScope.SINGLED_OUT,
-							"the engine says it preempted this request " + report.preemptions() + " times", report);
+							says + " it preempted this request " + report.preemptions() + " times", report);
 				}
 			}
 		}

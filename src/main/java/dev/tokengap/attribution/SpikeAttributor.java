@@ -111,6 +111,12 @@ public final class SpikeAttributor implements AutoCloseable {
 	 */
 	private final Set<StreamTimer> spiked = ConcurrentHashMap.newKeySet();
 
+	/**
+	 * Ended streams whose spikes wait for the scrapes after their end, with when they
+	 * ended.
+	 */
+	private final Map<StreamTimer, Long> closing = new ConcurrentHashMap<>();
+
 	private final AtomicInteger pending = new AtomicInteger();
 
 	/** Spikes and stream ends the event loops handed over, for tests. */
@@ -284,15 +290,16 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	/** A spike's record waits for its stream's end, to be counted then. */
 	private void judged(StreamTimer timer, Judged judged) {
-		if (timer == null || timer.isEnded()) {
-			finish(timer, List.of(judged));
+		if (timer == null || (timer.isEnded() && !this.closing.containsKey(timer))) {
+			finish(timer, List.of(judged), -1);
 			return;
 		}
 		this.open.computeIfAbsent(timer, (t) -> new ArrayList<>(2)).add(judged);
 		if (this.open.size() > MAX_OPEN_STREAMS) {
 			Map.Entry<StreamTimer, List<Judged>> oldest = this.open.entrySet().iterator().next();
 			this.open.remove(oldest.getKey());
-			finish(oldest.getKey(), oldest.getValue());
+			Long end = this.closing.remove(oldest.getKey());
+			finish(oldest.getKey(), oldest.getValue(), (end != null) ? end : -1);
 		}
 	}
 
@@ -362,21 +369,29 @@ public final class SpikeAttributor implements AutoCloseable {
 		return steps[steps.length / 2];
 	}
 
+	/**
+	 * A stream with spikes ended: they are closed once the scrapes after its end are in,
+	 * which say how often the engine preempted the request ({@link FinishedPreemptions}).
+	 */
 	private void ended(StreamTimer timer) {
 		if (!this.spiked.remove(timer)) {
 			return;
 		}
+		long now = this.clock.nanoTime();
+		long end = Math.max(now, timer.lastArrivalNanos());
+		this.closing.put(timer, end);
 		try {
-			this.executor.execute(() -> {
+			this.executor.schedule(() -> {
+				this.closing.remove(timer);
 				List<Judged> judged = this.open.remove(timer);
 				if (judged != null) {
-					finish(timer, judged);
+					finish(timer, judged, end);
 				}
-			});
+			}, end - now + this.delayNanos, TimeUnit.NANOSECONDS);
 			this.handedOver.incrementAndGet();
 		}
 		catch (RejectedExecutionException ex) {
-			// closed
+			this.closing.remove(timer);
 		}
 	}
 
@@ -384,11 +399,19 @@ public final class SpikeAttributor implements AutoCloseable {
 	 * A stream's judged spikes are final: corrected by the engine's own figures when it
 	 * reported them, then counted.
 	 */
-	private void finish(StreamTimer timer, List<Judged> judged) {
+	private void finish(StreamTimer timer, List<Judged> judged, long endNanos) {
 		try {
 			EngineReport report = (timer != null) ? timer.engineReport() : null;
+			String says = "the engine says";
+			if (timer != null && endNanos >= 0 && (report == null || !report.hasPreemptions())) {
+				long preemptions = preemptionsAtEnd(timer, endNanos);
+				if (preemptions != FinishedPreemptions.UNKNOWN) {
+					report = EngineReport.withPreemptions(report, preemptions);
+					says = "the engine's per-request preemption histogram says";
+				}
+			}
 			List<SpikeRecord> records = (report != null)
-					? EngineReportRules.correct(judged, timer, report, this.properties) : null;
+					? EngineReportRules.correct(judged, timer, report, this.properties, says) : null;
 			for (int i = 0; i < judged.size(); i++) {
 				SpikeRecord before = judged.get(i).record();
 				SpikeRecord after = ((records != null) ? records.get(i) : before).placed(length(timer, before));
@@ -417,6 +440,20 @@ public final class SpikeAttributor implements AutoCloseable {
 	private static int length(StreamTimer timer, SpikeRecord record) {
 		int seen = (timer != null) ? timer.contentEvents(record.choice()) : 0;
 		return Math.max(seen, record.tokenIndex() + 1);
+	}
+
+	/**
+	 * The request's preemptions from the engine's per-request histogram across its end,
+	 * from a scrape before its last content event (less a scrape interval, for the time
+	 * its last output took to reach tokengap) to one after the stream ended.
+	 */
+	private long preemptionsAtEnd(StreamTimer timer, long endNanos) {
+		long last = timer.lastArrivalNanos();
+		if (last < 0 || this.history.engines() > 1) {
+			return FinishedPreemptions.UNKNOWN;
+		}
+		long finishedAfter = last - this.intervalNanos;
+		return FinishedPreemptions.of(this.history.window(finishedAfter, endNanos), finishedAfter, endNanos);
 	}
 
 	private void log(SpikeRecord record, Evidence evidence) {

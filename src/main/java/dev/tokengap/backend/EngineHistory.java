@@ -51,6 +51,10 @@ public final class EngineHistory {
 
 	private final double[] prefillComputedTokens;
 
+	private final double[] finishedRequests;
+
+	private final double[] finishedRequestPreemptions;
+
 	// Samples ever appended; the newest is at (appended - 1) % capacity.
 	private long appended;
 
@@ -83,6 +87,8 @@ public final class EngineHistory {
 		this.prefillSeconds = new double[capacity];
 		this.prefillRequests = new double[capacity];
 		this.prefillComputedTokens = new double[capacity];
+		this.finishedRequests = new double[capacity];
+		this.finishedRequestPreemptions = new double[capacity];
 	}
 
 	/**
@@ -112,6 +118,8 @@ public final class EngineHistory {
 			this.prefillSeconds[i] = sample.prefillSeconds();
 			this.prefillRequests[i] = sample.prefillRequests();
 			this.prefillComputedTokens[i] = sample.prefillComputedTokens();
+			this.finishedRequests[i] = sample.finishedRequests();
+			this.finishedRequestPreemptions[i] = sample.finishedRequestPreemptions();
 			this.appended++;
 			return true;
 		}
@@ -249,7 +257,7 @@ public final class EngineHistory {
 		return new EngineSample(this.nanos[i], this.running[i], this.waiting[i], this.swapped[i], this.kvUsage[i],
 				this.preemptions[i], this.promptTokens[i], this.generationTokens[i], this.waitingForCapacity[i],
 				this.promptTokensComputed[i], this.prefillSeconds[i], this.prefillRequests[i],
-				this.prefillComputedTokens[i]);
+				this.prefillComputedTokens[i], this.finishedRequests[i], this.finishedRequestPreemptions[i]);
 	}
 
 	private int index(long position) {

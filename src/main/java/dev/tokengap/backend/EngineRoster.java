@@ -27,7 +27,7 @@ final class EngineRoster {
 
 	private static final Log logger = LogFactory.getLog(EngineRoster.class);
 
-	private static final int COUNTERS = 4;
+	private static final int COUNTERS = 9;
 
 	private final String url;
 
@@ -75,7 +75,8 @@ final class EngineRoster {
 		engine.lastNanos = now;
 		engine.counters = raw;
 		return new EngineSample(now, sample.running(), sample.waiting(), sample.swapped(), sample.kvUsage(),
-				this.rebased[0], this.rebased[1], this.rebased[2], sample.waitingForCapacity(), this.rebased[3]);
+				this.rebased[0], this.rebased[1], this.rebased[2], sample.waitingForCapacity(), this.rebased[3],
+				this.rebased[4], this.rebased[5], this.rebased[6], this.rebased[7], this.rebased[8]);
 	}
 
 	/**
@@ -152,7 +153,8 @@ final class EngineRoster {
 
 	private static double[] counters(EngineSample sample) {
 		return new double[] { sample.preemptions(), sample.promptTokens(), sample.generationTokens(),
-				sample.promptTokensComputed() };
+				sample.promptTokensComputed(), sample.prefillSeconds(), sample.prefillRequests(),
+				sample.prefillComputedTokens(), sample.finishedRequests(), sample.finishedRequestPreemptions() };
 	}
 
 	/** One engine seen: who, when last, and its counters then. */

@@ -31,10 +31,39 @@ package dev.tokengap.backend;
  * ({@code vllm:request_prefill_time_seconds_count})
  * @param prefillComputedTokens prompt tokens those requests' prefills computed
  * ({@code vllm:request_prefill_kv_computed_tokens_sum})
+ * @param finishedRequests requests finished since the engine started, as counted by the
+ * per-request preemption histogram ({@code vllm:request_num_preemptions_count}, vLLM
+ * since 2026-09)
+ * @param finishedRequestPreemptions how often those requests had been preempted, in total
+ * ({@code vllm:request_num_preemptions_sum})
  */
 public record EngineSample(long nanos, double running, double waiting, double swapped, double kvUsage,
 		double preemptions, double promptTokens, double generationTokens, double waitingForCapacity,
-		double promptTokensComputed, double prefillSeconds, double prefillRequests, double prefillComputedTokens) {
+		double promptTokensComputed, double prefillSeconds, double prefillRequests, double prefillComputedTokens,
+		double finishedRequests, double finishedRequestPreemptions) {
+
+	/**
+	 * A sample of an engine without the per-request preemption histogram.
+	 * @param nanos see the record
+	 * @param running see the record
+	 * @param waiting see the record
+	 * @param swapped see the record
+	 * @param kvUsage see the record
+	 * @param preemptions see the record
+	 * @param promptTokens see the record
+	 * @param generationTokens see the record
+	 * @param waitingForCapacity see the record
+	 * @param promptTokensComputed see the record
+	 * @param prefillSeconds see the record
+	 * @param prefillRequests see the record
+	 * @param prefillComputedTokens see the record
+	 */
+	public EngineSample(long nanos, double running, double waiting, double swapped, double kvUsage, double preemptions,
+			double promptTokens, double generationTokens, double waitingForCapacity, double promptTokensComputed,
+			double prefillSeconds, double prefillRequests, double prefillComputedTokens) {
+		this(nanos, running, waiting, swapped, kvUsage, preemptions, promptTokens, generationTokens, waitingForCapacity,
+				promptTokensComputed, prefillSeconds, prefillRequests, prefillComputedTokens, Double.NaN, Double.NaN);
+	}
 
 	/**
 	 * A sample of an engine without the prefill histograms.

@@ -91,7 +91,7 @@ public final class VllmMetricsReader {
 		private static final int RUNNING = 0, WAITING = 1, SWAPPED = 2, KV = 3, KV_V0 = 4, PREEMPTIONS = 5,
 				PREEMPTIONS_BARE = 6, PROMPT = 7, PROMPT_BARE = 8, GENERATION = 9, GENERATION_BARE = 10,
 				WAITING_BY_REASON = 11, PROMPT_BY_SOURCE = 12, PROMPT_BY_SOURCE_BARE = 13, PREFILL_SECONDS = 14,
-				PREFILL_REQUESTS = 15, PREFILL_TOKENS = 16;
+				PREFILL_REQUESTS = 15, PREFILL_TOKENS = 16, FINISHED = 17, FINISHED_PREEMPTIONS = 18;
 
 		// Some releases write counters without the _total suffix; the suffixed name wins
 		// when both appear, as does the V1 KV name over the V0 one.
@@ -101,7 +101,8 @@ public final class VllmMetricsReader {
 				"vllm:generation_tokens_total", "vllm:generation_tokens", "vllm:num_requests_waiting_by_reason",
 				"vllm:prompt_tokens_by_source_total", "vllm:prompt_tokens_by_source",
 				"vllm:request_prefill_time_seconds_sum", "vllm:request_prefill_time_seconds_count",
-				"vllm:request_prefill_kv_computed_tokens_sum" };
+				"vllm:request_prefill_kv_computed_tokens_sum", "vllm:request_num_preemptions_count",
+				"vllm:request_num_preemptions_sum" };
 
 		// Identity: prometheus_client's process collector, or (multiprocess mode, where
 		// it is absent) the counter's creation time.
@@ -211,7 +212,8 @@ public final class VllmMetricsReader {
 							value(PROMPT, PROMPT_BARE), value(GENERATION, GENERATION_BARE),
 							value(WAITING_BY_REASON, WAITING_BY_REASON), value(PROMPT_BY_SOURCE, PROMPT_BY_SOURCE_BARE),
 							value(PREFILL_SECONDS, PREFILL_SECONDS), value(PREFILL_REQUESTS, PREFILL_REQUESTS),
-							value(PREFILL_TOKENS, PREFILL_TOKENS));
+							value(PREFILL_TOKENS, PREFILL_TOKENS), value(FINISHED, FINISHED),
+							value(FINISHED_PREEMPTIONS, FINISHED_PREEMPTIONS));
 				}
 			}
 			return null;

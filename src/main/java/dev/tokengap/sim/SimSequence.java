@@ -49,6 +49,9 @@ final class SimSequence {
 
 	boolean preemptedSinceLastToken;
 
+	/** Times preempted so far, for {@code vllm:request_num_preemptions}. */
+	int preemptions;
+
 	boolean stalledSinceLastToken;
 
 	/** Engine stalls applied so far. */

@@ -137,6 +137,7 @@ final class StepScheduler {
 		victim.computed = 0;
 		victim.state = SimSequence.State.WAITING;
 		victim.preemptedSinceLastToken = true;
+		victim.preemptions++;
 		this.waiting.addFirst(victim);
 		this.preemptions++;
 		this.preemptedInStep = true;

@@ -28,6 +28,12 @@ final class VllmMetrics {
 	 */
 	static final double[] TOKEN_COUNT_EDGES = { 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000 };
 
+	/**
+	 * vLLM's edges for {@code vllm:request_num_preemptions} (its PR #49984; the Rust
+	 * frontend's PR #57033 uses the same).
+	 */
+	static final double[] PREEMPTION_COUNT_EDGES = { 1, 2, 3, 4, 5, 10, 20 };
+
 	static final double[] ITERATION_TOKEN_EDGES = { 1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384 };
 
 	/** vLLM's finished_reason values, in its order. */
@@ -83,6 +89,9 @@ final class VllmMetrics {
 
 	/** Prompt tokens the prefill computed (its prefix-cache hits excluded). */
 	final VllmHistogram requestPrefillKvComputedTokens = new VllmHistogram(TOKEN_COUNT_EDGES);
+
+	/** Times each finished request was preempted, 0 included. */
+	final VllmHistogram requestNumPreemptions = new VllmHistogram(PREEMPTION_COUNT_EDGES);
 
 	/**
 	 * Draft tokens per decode step; 0 without speculative decoding (then no spec_decode
@@ -164,6 +173,7 @@ final class VllmMetrics {
 		this.requestQueueTime.observe(seconds(Math.max(0, sequence.firstScheduledNanos - sequence.arrivalNanos)));
 		this.requestPrefillTime.observe(seconds(Math.max(0, sequence.firstTokenNanos - sequence.firstScheduledNanos)));
 		this.requestPrefillKvComputedTokens.observe(sequence.promptTokens - Math.max(0, sequence.cachedPromptTokens));
+		this.requestNumPreemptions.observe(sequence.preemptions);
 	}
 
 	static double seconds(long nanos) {

@@ -59,6 +59,8 @@ final class VllmMetricsWriter {
 		histogram(out, metrics, "vllm:request_prefill_kv_computed_tokens",
 				"Histogram of new KV tokens computed during prefill (excluding cached tokens).",
 				metrics.requestPrefillKvComputedTokens);
+		histogram(out, metrics, "vllm:request_num_preemptions",
+				"Histogram of the number of preemptions per finished request.", metrics.requestNumPreemptions);
 		return out.toString();
 	}
 

@@ -19,6 +19,19 @@ public record EngineReport(double queueMs, double firstTokenMs, double generatio
 		long preemptions) {
 
 	/**
+	 * The same figures with the request's preemptions as the engine counted them
+	 * elsewhere (its per-request preemption histogram).
+	 * @param report the engine's per-request figures, or null when it sent none
+	 * @param preemptions how often the engine preempted the request
+	 * @return the figures
+	 */
+	public static EngineReport withPreemptions(EngineReport report, long preemptions) {
+		return (report != null) ? new EngineReport(report.queueMs, report.firstTokenMs, report.generationMs,
+				report.meanItlMs, preemptions)
+				: new EngineReport(Double.NaN, Double.NaN, Double.NaN, Double.NaN, preemptions);
+	}
+
+	/**
 	 * @return whether the engine said how long it spent generating
 	 */
 	public boolean hasGenerationTime() {

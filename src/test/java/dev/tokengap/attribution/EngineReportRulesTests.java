@@ -30,9 +30,14 @@ class EngineReportRulesTests {
 	}
 
 	private static SpikeAttributor.Judged judged(SpikeCause cause, SpikeScope scope, SpikeCause... matched) {
+		return judged(CauseRulesTests.withPeers(6, 5, 0, 0, CauseRulesTests.NONE,
+				CauseRulesTests.sample(1700, 7, 1, 0.99, 10, 0), CauseRulesTests.sample(2500, 7, 1, 0.99, 11, 0)),
+				cause, scope, matched);
+	}
+
+	private static SpikeAttributor.Judged judged(Evidence evidence, SpikeCause cause, SpikeScope scope,
+			SpikeCause... matched) {
 		CauseRules.Verdict verdict = new CauseRules.Verdict(cause, List.of(matched), scope, Magnitudes.NONE);
-		Evidence evidence = CauseRulesTests.withPeers(6, 5, 0, 0, CauseRulesTests.NONE,
-				CauseRulesTests.sample(1700, 7, 1, 0.99, 10, 0), CauseRulesTests.sample(2500, 7, 1, 0.99, 11, 0));
 		return new SpikeAttributor.Judged(SPIKE, SpikeRecord.of(SPIKE, verdict, evidence));
 	}
 
@@ -73,11 +78,38 @@ class EngineReportRulesTests {
 	}
 
 	@Test
+	void theEnginesHistogramSayingNoPreemptionLeavesALoneStallToWhatElseMatched() {
+		SpikeRecord record = EngineReportRules
+			.correct(
+					List.of(judged(SpikeCause.PREEMPTION, SpikeScope.ALONE, SpikeCause.PREEMPTION,
+							SpikeCause.BATCH_GROWTH)),
+					this.timer, EngineReport.withPreemptions(null, 0), CauseRulesTests.PROPERTIES,
+					"the engine's per-request preemption histogram says")
+			.get(0);
+		assertThat(record.cause()).isEqualTo("batch_growth");
+		assertThat(record.scope()).isEqualTo("alone");
+		assertThat(record.summary()).contains("the engine's per-request preemption histogram says it never preempted");
+		assertThat(record.engine().generationMs()).isNaN();
+	}
+
+	@Test
 	void aPreemptionOfItsOwnExplainsASingledOutStallTheGaugesMissed() {
 		SpikeRecord record = correct(judged(SpikeCause.ENGINE_OTHER, SpikeScope.SINGLED_OUT, SpikeCause.ENGINE_OTHER),
 				new EngineReport(5, 80, 1990, 20, 2))
 			.get(0);
 		assertThat(record.cause()).isEqualTo("preemption");
+	}
+
+	@Test
+	void aRequestPreemptedAtOtherTimesDoesNotExplainAStallInWhichThePreemptionCounterStoodStill() {
+		Evidence still = CauseRulesTests.withPeers(6, 5, 0, 0, CauseRulesTests.NONE,
+				CauseRulesTests.sample(900, 7, 1, 0.5, 11, 0), CauseRulesTests.sample(1400, 7, 1, 0.5, 11, 0));
+		assertThat(still.preemptions()).isZero();
+		SpikeRecord record = correct(
+				judged(still, SpikeCause.ENGINE_OTHER, SpikeScope.SINGLED_OUT, SpikeCause.ENGINE_OTHER),
+				new EngineReport(5, 80, 1990, 20, 2))
+			.get(0);
+		assertThat(record.cause()).isEqualTo("engine_other");
 	}
 
 	@Test

@@ -120,7 +120,19 @@ abstract class ScenarioSupport {
 		return send(request);
 	}
 
+	/**
+	 * Starts a streamed chat completion straight at the simulator, past tokengap: load on
+	 * the engine that tokengap does not see (another client of the engine).
+	 */
+	Mono<Void> startPastTokengap(Request request) {
+		return send(request, this.simulator.baseUrl());
+	}
+
 	private Mono<Void> send(Request request) {
+		return send(request, "http://127.0.0.1:" + this.port);
+	}
+
+	private Mono<Void> send(Request request, String baseUrl) {
 		String body = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":" + request.maxTokens()
 				+ (request.includeUsage() ? ",\"stream_options\":{\"include_usage\":true}" : "")
 				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + request.prompt() + "\"}]}";
@@ -138,7 +150,7 @@ abstract class ScenarioSupport {
 		}
 		Sinks.Empty<Void> done = Sinks.empty();
 		client.post()
-			.uri("http://127.0.0.1:" + this.port + "/v1/chat/completions")
+			.uri(baseUrl + "/v1/chat/completions")
 			.send(ByteBufFlux.fromString(Mono.just(body)))
 			.responseContent()
 			.subscribe(new Reader(request, done));

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import dev.tokengap.backend.EngineHistory;
+import dev.tokengap.backend.EngineSample;
 import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.Endpoint;
 import dev.tokengap.metrics.ExchangeRecorder;
@@ -43,7 +44,9 @@ class SpikeAttributorTests {
 	private static final AttributionProperties PROPERTIES = new AttributionProperties(Duration.ofMillis(100), 4, 200,
 			1024, 1.5, 0.9, 10, 10_000, Duration.ofSeconds(10));
 
-	private final SpikeAttributor attributor = new SpikeAttributor(PROPERTIES, new EngineHistory(), this.meters,
+	private final EngineHistory history = new EngineHistory();
+
+	private final SpikeAttributor attributor = new SpikeAttributor(PROPERTIES, this.history, this.meters,
 			System::nanoTime, Duration.ofMillis(50), Duration.ofMillis(50));
 
 	/** A real event loop, as the proxy's streams run on. */
@@ -168,13 +171,51 @@ class SpikeAttributorTests {
 		assertThat(point.getExemplars().get(0).getLabels().get("trace_id")).isEqualTo(trace.traceId());
 	}
 
+	/**
+	 * A lone stream stalls while the engine preempts a request (its preemption counter
+	 * rises in the gap): with no other stream to compare with, that is its own
+	 * preemption, until the engine's per-request preemption histogram says, once the
+	 * stream has ended, that the one request that finished then was never preempted.
+	 */
+	@Test
+	void theEnginesPerRequestPreemptionHistogramCorrectsAStallBlamedOnTheStreamsOwnPreemption() {
+		long start = System.nanoTime();
+		// Events every 20 ms, the gap from 220 ms to 800 ms, the last at 1,180 ms;
+		// the engine finished the request (and no other) at 1,150 ms.
+		for (long at = -100; at <= 2000; at += 50) {
+			long nanos = start + TimeUnit.MILLISECONDS.toNanos(at);
+			double preemptions = (at >= 500) ? 1 : 0;
+			double finished = (at >= 1150) ? 6 : 5;
+			this.history.append(new EngineSample(nanos, 2, 0, Double.NaN, 0.5, preemptions, 1000, 500, 0, 1000,
+					Double.NaN, Double.NaN, Double.NaN, finished, 3));
+		}
+		stream("chatcmpl-lone", 10, start);
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(this.attributor.records()).singleElement()
+				.satisfies((record) -> assertThat(record.cause()).isEqualTo("engine_other")));
+		SpikeRecord record = this.attributor.records().get(0);
+		assertThat(record.scope()).isEqualTo("alone");
+		assertThat(record.causes()).containsSubsequence("engine_other", "preemption");
+		assertThat(record.summary()).contains("the engine's per-request preemption histogram says it never preempted");
+		assertThat(record.engine().preemptions()).isZero();
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(1));
+	}
+
 	private void stream(String id, int spikeAfter) {
-		stream(id, spikeAfter, null);
+		stream(id, spikeAfter, null, System.nanoTime());
+	}
+
+	private void stream(String id, int spikeAfter, RequestTrace trace) {
+		stream(id, spikeAfter, trace, System.nanoTime());
+	}
+
+	private void stream(String id, int spikeAfter, long start) {
+		stream(id, spikeAfter, null, start);
 	}
 
 	/** A completed stream of 30 events 20 ms apart, one gap of 600 ms after event N. */
-	private void stream(String id, int spikeAfter, RequestTrace trace) {
-		long now = System.nanoTime();
+	private void stream(String id, int spikeAfter, RequestTrace trace, long start) {
+		long now = start;
 		ExchangeRecorder recorder = new ExchangeRecorder(this.meters, now);
 		recorder.route("m", Endpoint.CHAT_COMPLETIONS);
 		if (trace != null) {

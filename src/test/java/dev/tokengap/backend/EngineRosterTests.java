@@ -108,6 +108,27 @@ class EngineRosterTests {
 		assertThat(this.roster.engines()).isEqualTo(1);
 	}
 
+	@Test
+	void theEnginesHistogramsAreMirroredAndRebasedLikeItsCounters() {
+		this.roster.admit(histograms(1.5, 4, 8000, 20, 3), A);
+		EngineSample same = this.roster.admit(histograms(2.0, 5, 9000, 22, 4), A);
+		assertThat(new double[] { same.prefillSeconds(), same.prefillRequests(), same.prefillComputedTokens(),
+				same.finishedRequests(), same.finishedRequestPreemptions() })
+			.containsExactly(2.0, 5, 9000, 22, 4);
+		EngineSample restarted = this.roster.admit(histograms(0.5, 1, 1000, 2, 1), A_RESTARTED);
+		assertThat(new double[] { restarted.prefillSeconds(), restarted.prefillRequests(),
+				restarted.prefillComputedTokens(), restarted.finishedRequests(),
+				restarted.finishedRequestPreemptions() })
+			.containsExactly(2.5, 6, 10000, 24, 5);
+	}
+
+	private EngineSample histograms(double prefillSeconds, double prefillRequests, double prefillTokens,
+			double finished, double finishedPreemptions) {
+		this.now += SECOND / 4;
+		return new EngineSample(this.now, 1, 0, Double.NaN, 0.1, 0, 0, 0, 0, 0, prefillSeconds, prefillRequests,
+				prefillTokens, finished, finishedPreemptions);
+	}
+
 	private EngineSample admit(EngineIdentity identity, double preemptions, double promptTokens) {
 		this.now += SECOND / 4;
 		return this.roster.admit(new EngineSample(this.now, 1, 0, Double.NaN, 0.1, preemptions, promptTokens, 0),

@@ -151,6 +151,47 @@ class VllmMetricsReaderTests {
 		assertThat(this.reader.read(text, 1)).isNull();
 	}
 
+	/**
+	 * The per-request preemption histogram (vLLM since 2026-09), as prometheus_client
+	 * writes it for two data-parallel engines: its count and sum are summed, its buckets
+	 * are not state.
+	 */
+	private static final String REQUEST_PREEMPTIONS = """
+			# HELP vllm:request_num_preemptions Histogram of the number of preemptions per finished request.
+			# TYPE vllm:request_num_preemptions histogram
+			vllm:request_num_preemptions_bucket{engine="0",le="1.0",%1$s} 5.0
+			vllm:request_num_preemptions_bucket{engine="0",le="2.0",%1$s} 6.0
+			vllm:request_num_preemptions_bucket{engine="0",le="3.0",%1$s} 6.0
+			vllm:request_num_preemptions_bucket{engine="0",le="4.0",%1$s} 6.0
+			vllm:request_num_preemptions_bucket{engine="0",le="5.0",%1$s} 6.0
+			vllm:request_num_preemptions_bucket{engine="0",le="10.0",%1$s} 7.0
+			vllm:request_num_preemptions_bucket{engine="0",le="20.0",%1$s} 7.0
+			vllm:request_num_preemptions_bucket{engine="0",le="+Inf",%1$s} 7.0
+			vllm:request_num_preemptions_count{engine="0",%1$s} 7.0
+			vllm:request_num_preemptions_sum{engine="0",%1$s} 9.0
+			vllm:request_num_preemptions_count{engine="1",%1$s} 3.0
+			vllm:request_num_preemptions_sum{engine="1",%1$s} 0.0
+			# HELP vllm:request_num_preemptions_created Histogram of the number of preemptions per finished request.
+			# TYPE vllm:request_num_preemptions_created gauge
+			vllm:request_num_preemptions_created{engine="0",%1$s} 1.7769301736866438e+09
+			vllm:num_requests_running{engine="0",%1$s} 2.0
+			""".formatted(MODEL);
+
+	@Test
+	void readsThePerRequestPreemptionHistogramsCountAndSum() {
+		EngineSample sample = this.reader.read(REQUEST_PREEMPTIONS, 1);
+		assertThat(sample.finishedRequests()).isEqualTo(10);
+		assertThat(sample.finishedRequestPreemptions()).isEqualTo(9);
+		assertThat(sample.running()).isEqualTo(2);
+	}
+
+	@Test
+	void anEngineWithoutThePerRequestPreemptionHistogramHasNone() {
+		EngineSample sample = this.reader.read(MetricsFixtures.exposition(MetricsFixtures.V1_FULL), 1);
+		assertThat(sample.finishedRequests()).isNaN();
+		assertThat(sample.finishedRequestPreemptions()).isNaN();
+	}
+
 	@Test
 	void forgetsThePreviousExpositionBetweenReads() {
 		this.reader.read(DATA_PARALLEL, 1);

@@ -69,8 +69,11 @@ class MetricsHandlerTests extends FreshSimulatorTests {
 				"vllm:request_queue_time_seconds", "vllm:request_prefill_time_seconds",
 				"vllm:request_prefill_kv_computed_tokens");
 		// The fixture leaves out prometheus_client's process collector
-		// (see the next test).
+		// (see the next test), and predates the per-request preemption histogram
+		// (its own test).
 		ours.remove("process_start_time_seconds");
+		ours.remove("vllm:request_num_preemptions");
+		ours.remove("vllm:request_num_preemptions_created");
 		ours.forEach((family, lines) -> assertThat(lines).as(family).isEqualTo(vllm.get(family)));
 	}
 
@@ -103,6 +106,8 @@ class MetricsHandlerTests extends FreshSimulatorTests {
 				"960.0", "1920.0", "7680.0", "+Inf");
 		assertThat(edges.get("vllm:iteration_tokens_total")).containsExactly("1.0", "8.0", "16.0", "32.0", "64.0",
 				"128.0", "256.0", "512.0", "1024.0", "2048.0", "4096.0", "8192.0", "16384.0", "+Inf");
+		assertThat(edges.get("vllm:request_num_preemptions")).containsExactly("1.0", "2.0", "3.0", "4.0", "5.0", "10.0",
+				"20.0", "+Inf");
 	}
 
 	@Test

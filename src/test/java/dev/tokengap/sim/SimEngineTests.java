@@ -129,8 +129,15 @@ class SimEngineTests {
 				.block(TIMEOUT);
 			assertThat(streams).allSatisfy((events) -> assertThat(contentEvents(events)).hasSize(100));
 			assertThat(server.engine().preemptions()).isPositive();
-			assertThat(FastSimulator.client(server).get("/metrics").body())
+			String metrics = FastSimulator.client(server).get("/metrics").body();
+			assertThat(metrics)
 				.containsPattern("vllm:num_preemptions_total\\{engine=\"0\",model_name=\"sim-llama-3-8b\"} [1-9]");
+			// Every preempted request has finished: the per-request histogram holds
+			// all four, and its sum every preemption.
+			assertThat(metrics)
+				.contains("vllm:request_num_preemptions_count{engine=\"0\",model_name=\"sim-llama-3-8b\"} 4.0\n")
+				.contains("vllm:request_num_preemptions_sum{engine=\"0\",model_name=\"sim-llama-3-8b\"} "
+						+ (double) server.engine().preemptions() + "\n");
 			TraceEntry preempted = server.engine()
 				.trace()
 				.stream()
