@@ -4,6 +4,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.Arrays;
 
+import io.micrometer.registry.otlp.OtlpMeterRegistry;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -31,6 +32,7 @@ import dev.tokengap.backend.MetricsScraper;
 import dev.tokengap.backend.ServedModels;
 import dev.tokengap.metrics.BackendMeters;
 import dev.tokengap.metrics.BucketEdges;
+import dev.tokengap.metrics.GenAiMeters;
 import dev.tokengap.metrics.MetricsProperties;
 import dev.tokengap.metrics.ModelLabels;
 import dev.tokengap.metrics.TokengapMeters;
@@ -128,13 +130,15 @@ class ProxyConfiguration {
 
 	@Bean
 	TokengapMeters tokengapMeters(PrometheusRegistry registry, MetricsProperties metrics, TokengapProperties properties,
-			NanoClock clock, ObjectProvider<MetricsScraper> scraper, ObjectProvider<BuildProperties> build) {
+			NanoClock clock, ObjectProvider<MetricsScraper> scraper, ObjectProvider<BuildProperties> build,
+			ObjectProvider<OtlpMeterRegistry> otlp) {
 		BucketEdges read = "auto".equals(metrics.buckets()) ? autoEdges(scraper.getObject()) : null;
 		BucketEdges edges = metrics.edges(read);
 		String profile = metrics.profileInUse(read);
 		logger.info("Histogram bucket edges (" + profile + "): " + edges);
 		TokengapMeters meters = new TokengapMeters(registry, edges, properties.stallThreshold().toNanos(), clock);
 		TokengapMeters.registerBuildInfo(registry, version(build.getIfAvailable()), profile);
+		otlp.ifAvailable((exported) -> meters.genAi(new GenAiMeters(exported, edges)));
 		return meters;
 	}
 

@@ -176,11 +176,19 @@ public final class ExchangeRecorder {
 			StreamMeters m = meters();
 			notifyObserver(choice, event);
 			long gap = this.timer.onContent(choice, event.arrivalNanos(), event.writeNanos());
+			GenAiMeters.Series genAi = m.genAi;
 			if (this.timer.contentEvents() == 1) {
-				m.ttft.observe(this.timer.timeToFirstTokenNanos() / 1e9);
+				double ttft = this.timer.timeToFirstTokenNanos() / 1e9;
+				m.ttft.observe(ttft);
+				if (genAi != null) {
+					genAi.timeToFirstChunk.record(ttft);
+				}
 			}
 			if (gap >= 0) {
 				m.itl.observe(gap / 1e9);
+				if (genAi != null) {
+					genAi.timePerOutputChunk.record(gap / 1e9);
+				}
 				if (gap >= this.catalogue.stallNanos()) {
 					m.stalls.inc();
 				}
@@ -251,16 +259,21 @@ public final class ExchangeRecorder {
 			int sent = this.status;
 			m.countRequest((sent >= 0) ? sent : CLIENT_CLOSED);
 			this.timer.end();
+			boolean streamed = this.live || this.streamRequested;
+			StreamOutcome outcome = streamed ? outcome(cancelled) : null;
 			long end = this.completedNanos;
 			if (end >= 0) {
-				m.e2e.observe(Math.max(0, end - this.timer.startNanos()) / 1e9);
+				double e2e = Math.max(0, end - this.timer.startNanos()) / 1e9;
+				m.e2e.observe(e2e);
+				if (m.genAi != null) {
+					(streamed ? m.genAi.stream(outcome) : m.genAi.request(sent)).record(e2e);
+				}
 			}
 			if (this.live) {
 				m.ended(this.timer);
 				this.catalogue.gapObserver().streamEnded(this.timer);
 			}
-			if (this.live || this.streamRequested) {
-				StreamOutcome outcome = outcome(cancelled);
+			if (streamed) {
 				m.outcome(outcome).inc();
 				if (outcome == StreamOutcome.COMPLETED) {
 					recordCompletedStream(m);
@@ -285,6 +298,9 @@ public final class ExchangeRecorder {
 			double tpot = this.timer.timePerOutputTokenSeconds(choice);
 			if (!Double.isNaN(tpot)) {
 				m.tpot.observe(tpot);
+				if (m.genAi != null) {
+					m.genAi.timePerOutputToken.record(tpot);
+				}
 			}
 		}
 		if (this.timer.gapCount() >= 1) {
