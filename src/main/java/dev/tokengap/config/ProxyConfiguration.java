@@ -35,7 +35,10 @@ import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.GenAiMeters;
 import dev.tokengap.metrics.MetricsProperties;
 import dev.tokengap.metrics.ModelLabels;
+import dev.tokengap.metrics.RequestTracer;
 import dev.tokengap.metrics.TokengapMeters;
+import dev.tokengap.metrics.TracingProperties;
+import dev.tokengap.metrics.W3cRequestTracer;
 import dev.tokengap.proxy.ProxyEventLoops;
 import dev.tokengap.proxy.ProxyHandler;
 import dev.tokengap.proxy.ProxyProperties;
@@ -197,9 +200,14 @@ class ProxyConfiguration {
 	}
 
 	@Bean
+	RequestTracer requestTracer(TracingProperties tracing) {
+		return new W3cRequestTracer(tracing.sampleRatio());
+	}
+
+	@Bean
 	ProxyHandler httpHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels, ProxyProperties proxy,
-			NanoClock clock) {
-		return new ProxyHandler(upstream, meters, labels, proxy, clock);
+			NanoClock clock, RequestTracer tracer) {
+		return new ProxyHandler(upstream, meters, labels, proxy, clock, tracer);
 	}
 
 	/**

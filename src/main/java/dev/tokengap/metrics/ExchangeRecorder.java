@@ -58,6 +58,10 @@ public final class ExchangeRecorder {
 
 	private boolean live;
 
+	private RequestTrace trace;
+
+	private volatile StreamOutcome outcome;
+
 	private volatile int status = -1;
 
 	private volatile long completedNanos = -1;
@@ -95,6 +99,64 @@ public final class ExchangeRecorder {
 	public void identify(String requestId, long promptTokens) {
 		this.requestId = requestId;
 		this.promptTokens = promptTokens;
+	}
+
+	/**
+	 * Names the request's trace: its id goes on the stream's records, and the trace is
+	 * told when the exchange ends.
+	 * @param trace the request's trace
+	 */
+	public void trace(RequestTrace trace) {
+		this.trace = trace;
+		try {
+			this.timer.traceId(trace.traceId());
+		}
+		catch (RuntimeException ex) {
+			failed(ex);
+		}
+	}
+
+	/**
+	 * @return the request's trace, or null when none was named
+	 */
+	public RequestTrace trace() {
+		return this.trace;
+	}
+
+	/**
+	 * @return the bounded model label
+	 */
+	public String model() {
+		return this.model;
+	}
+
+	/**
+	 * @return the endpoint
+	 */
+	public Endpoint endpoint() {
+		return this.endpoint;
+	}
+
+	/**
+	 * @return the status sent to the client, or -1 when none was
+	 */
+	public int status() {
+		return this.status;
+	}
+
+	/**
+	 * @return whether the exchange was a live stream (timed by {@link #timer})
+	 */
+	public boolean live() {
+		return this.live;
+	}
+
+	/**
+	 * @return how the stream ended, once {@link #close} has decided it; null before, and
+	 * for an exchange that was not a stream
+	 */
+	public StreamOutcome streamOutcome() {
+		return this.outcome;
 	}
 
 	/**
@@ -274,11 +336,26 @@ public final class ExchangeRecorder {
 				this.catalogue.gapObserver().streamEnded(this.timer);
 			}
 			if (streamed) {
+				this.outcome = outcome;
 				m.outcome(outcome).inc();
 				if (outcome == StreamOutcome.COMPLETED) {
 					recordCompletedStream(m);
 				}
 			}
+		}
+		catch (RuntimeException ex) {
+			failed(ex);
+		}
+		traceEnded();
+	}
+
+	private void traceEnded() {
+		RequestTrace ended = this.trace;
+		if (ended == null) {
+			return;
+		}
+		try {
+			ended.ended(this);
 		}
 		catch (RuntimeException ex) {
 			failed(ex);

@@ -1,6 +1,7 @@
 package dev.tokengap.proxy;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -28,8 +29,11 @@ import reactor.util.context.Context;
 import dev.tokengap.metrics.Endpoint;
 import dev.tokengap.metrics.ExchangeRecorder;
 import dev.tokengap.metrics.ModelLabels;
+import dev.tokengap.metrics.RequestTrace;
+import dev.tokengap.metrics.RequestTracer;
 import dev.tokengap.metrics.StreamOutcome;
 import dev.tokengap.metrics.StreamTap;
+import dev.tokengap.metrics.TraceParent;
 
 /**
  * One client request on its way through tokengap: read the body (bounded), learn the
@@ -55,6 +59,10 @@ final class ProxyExchange extends Mono<Void>
 
 	/** The request id's header, as Netty's own name type: its hash is computed once. */
 	static final AsciiString X_REQUEST_ID = AsciiString.cached("x-request-id");
+
+	private static final AsciiString TRACEPARENT = AsciiString.cached(TraceParent.HEADER);
+
+	private static final AsciiString TRACESTATE = AsciiString.cached(TraceParent.STATE_HEADER);
 
 	private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
@@ -94,6 +102,8 @@ final class ProxyExchange extends Mono<Void>
 
 	private final String requestId;
 
+	private final RequestTrace trace;
+
 	private final Endpoint endpoint;
 
 	private CoreSubscriber<? super Void> actual;
@@ -131,6 +141,8 @@ final class ProxyExchange extends Mono<Void>
 		this.channel = ((Connection) out).channel();
 		this.recorder = new ExchangeRecorder(handler.meters(), startNanos);
 		this.requestId = requestId(in.requestHeaders());
+		this.trace = trace(handler.tracer(), in.requestHeaders());
+		this.recorder.trace(this.trace);
 		this.endpoint = Endpoint.of(RequestPath.of(in.uri()));
 		this.recorder.route(ModelLabels.UNKNOWN, this.endpoint);
 	}
@@ -316,7 +328,7 @@ final class ProxyExchange extends Mono<Void>
 			// About four bytes of request per prompt token: only used to weigh other
 			// streams' prefills.
 			this.recorder.identify(this.requestId, read.readableBytes() / 4);
-			this.engine = new EngineCall(this.handler.upstream().exchange(this.in, read, this.requestId),
+			this.engine = new EngineCall(this.handler.upstream().exchange(this.in, read, this.requestId, this.trace),
 					this.channel.eventLoop(), this);
 		}
 		catch (RuntimeException ex) {
@@ -566,6 +578,20 @@ final class ProxyExchange extends Mono<Void>
 		catch (NumberFormatException ex) {
 			return -1;
 		}
+	}
+
+	/**
+	 * The request's trace, continuing the client's when its context is valid. Several
+	 * {@code tracestate} lines are one list (W3C Trace Context, section 3.3.1.1).
+	 */
+	private static RequestTrace trace(RequestTracer tracer, HttpHeaders headers) {
+		String parent = headers.get(TRACEPARENT);
+		String state = null;
+		if (parent != null && headers.contains(TRACESTATE)) {
+			List<String> lines = headers.getAll(TRACESTATE);
+			state = (lines.size() == 1) ? lines.get(0) : String.join(",", lines);
+		}
+		return tracer.start(parent, state);
 	}
 
 	private static String requestId(HttpHeaders headers) {

@@ -10,6 +10,7 @@ import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
 import dev.tokengap.metrics.ModelLabels;
+import dev.tokengap.metrics.RequestTracer;
 import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.timing.LogRateLimiter;
 import dev.tokengap.timing.NanoClock;
@@ -40,6 +41,8 @@ public final class ProxyHandler implements HttpHandler {
 
 	private final LogRateLimiter errorLog;
 
+	private final RequestTracer tracer;
+
 	/**
 	 * Creates the handler.
 	 * @param upstream the engine client
@@ -47,15 +50,17 @@ public final class ProxyHandler implements HttpHandler {
 	 * @param labels the model label policy
 	 * @param properties inbound limits
 	 * @param clock the clock events are timed with
+	 * @param tracer starts each request's trace (the context sent to the engine)
 	 */
 	public ProxyHandler(UpstreamClient upstream, TokengapMeters meters, ModelLabels labels, ProxyProperties properties,
-			NanoClock clock) {
+			NanoClock clock, RequestTracer tracer) {
 		this.upstream = upstream;
 		this.meters = meters;
 		this.labels = labels;
 		this.properties = properties;
 		this.clock = clock;
 		this.errorLog = new LogRateLimiter(ERROR_LOG_LINES_PER_SECOND, clock);
+		this.tracer = tracer;
 	}
 
 	@Override
@@ -93,6 +98,10 @@ public final class ProxyHandler implements HttpHandler {
 
 	NanoClock clock() {
 		return this.clock;
+	}
+
+	RequestTracer tracer() {
+		return this.tracer;
 	}
 
 	LogRateLimiter errorLog() {

@@ -26,6 +26,9 @@ import reactor.netty.resources.LoopResources;
 import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslOptions;
 
+import dev.tokengap.metrics.RequestTrace;
+import dev.tokengap.metrics.TraceParent;
+
 /**
  * Sends a client's request to the engine with the same method, path, query, end-to-end
  * headers and body bytes, through Reactor Netty's {@link HttpClient} and a pooled
@@ -48,7 +51,12 @@ public final class UpstreamClient {
 	public static final String POOL_NAME = "engine";
 
 	private static final HopByHopHeaders NOT_FORWARDED = HopByHopHeaders.andAlso("host", "content-length",
-			"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id");
+			"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id", TraceParent.HEADER,
+			TraceParent.STATE_HEADER);
+
+	private static final AsciiString TRACEPARENT = AsciiString.cached(TraceParent.HEADER);
+
+	private static final AsciiString TRACESTATE = AsciiString.cached(TraceParent.STATE_HEADER);
 
 	private static final AsciiString X_FORWARDED_FOR = AsciiString.cached("x-forwarded-for");
 
@@ -133,11 +141,13 @@ public final class UpstreamClient {
 	 * @param in the client's request (method, URI, headers)
 	 * @param body the body bytes read from the client (a reference of its own is taken)
 	 * @param requestId the request id to send as {@code X-Request-Id}
+	 * @param trace the request's trace, whose context is sent as {@code traceparent} and
+	 * {@code tracestate}
 	 * @return the response and its connection, or an error said as the client's answer
 	 * ({@link UpstreamUnavailableException}, {@link UpstreamSaturatedException},
 	 * {@link UpstreamTimeoutException})
 	 */
-	Mono<EngineCall.Head> exchange(HttpServerRequest in, ByteBuf body, String requestId) {
+	Mono<EngineCall.Head> exchange(HttpServerRequest in, ByteBuf body, String requestId, RequestTrace trace) {
 		HttpHeaders given = in.requestHeaders();
 		boolean withBody = body.isReadable() || given.contains(HttpHeaderNames.CONTENT_LENGTH)
 				|| given.contains(HttpHeaderNames.TRANSFER_ENCODING);
@@ -147,6 +157,7 @@ public final class UpstreamClient {
 		body.retain();
 		return this.http.request(in.method()).uri(this.basePath + in.uri()).send((request, out) -> {
 			headers(in, request, requestId, length);
+			traceContext(request.requestHeaders(), trace);
 			return withBody ? out.send(Mono.just(body.retainedDuplicate())) : out;
 		})
 			.responseConnection((response, connection) -> Mono.just(new EngineCall.Head(response, connection)))
@@ -178,6 +189,14 @@ public final class UpstreamClient {
 		}
 		else {
 			headers.remove(HttpHeaderNames.CONTENT_LENGTH);
+		}
+	}
+
+	private static void traceContext(HttpHeaders headers, RequestTrace trace) {
+		headers.set(TRACEPARENT, trace.traceparent());
+		String state = trace.tracestate();
+		if (state != null) {
+			headers.set(TRACESTATE, state);
 		}
 	}
 

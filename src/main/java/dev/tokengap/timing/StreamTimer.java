@@ -71,6 +71,8 @@ public final class StreamTimer {
 
 	private int contentEvents;
 
+	private String traceId;
+
 	private int stalls;
 
 	/** Output tokens of the whole stream from a usage without a choice, or -1. */
@@ -223,6 +225,22 @@ public final class StreamTimer {
 		int count = (int) RECENT_COUNT.getAcquire(this);
 		long[] ring = this.recentArrivals;
 		return (ring == null || count == 0) ? -1 : ring[(count - 1) & (RECENT_ARRIVALS - 1)];
+	}
+
+	/**
+	 * Names the trace the stream belongs to, for the records made of it (spikes,
+	 * exemplars).
+	 * @param traceId the W3C trace id, 32 lower-case hex digits
+	 */
+	public void traceId(String traceId) {
+		this.traceId = traceId;
+	}
+
+	/**
+	 * @return the trace id of the stream's request, or null when none was named
+	 */
+	public String traceId() {
+		return this.traceId;
 	}
 
 	/**

@@ -65,6 +65,54 @@ class ExchangeRecorderTests {
 		assertThat(metrics.value("tokengap_e2e_request_latency_seconds_sum")).isEqualTo(0.4);
 	}
 
+	@Test
+	void theTraceIdReachesTheTimerAndTheTraceIsToldOnceOfTheOutcome() {
+		java.util.List<StreamOutcome> ended = new java.util.ArrayList<>();
+		RequestTrace started = new W3cRequestTracer(1).start(null, null);
+		RequestTrace trace = new RequestTrace() {
+
+			@Override
+			public String traceId() {
+				return started.traceId();
+			}
+
+			@Override
+			public String spanId() {
+				return started.spanId();
+			}
+
+			@Override
+			public boolean sampled() {
+				return true;
+			}
+
+			@Override
+			public String traceparent() {
+				return started.traceparent();
+			}
+
+			@Override
+			public String tracestate() {
+				return null;
+			}
+
+			@Override
+			public void ended(ExchangeRecorder exchange) {
+				ended.add(exchange.streamOutcome());
+			}
+
+		};
+		this.recorder.trace(trace);
+		assertThat(this.recorder.timer().traceId()).isEqualTo(started.traceId());
+		this.recorder.streamStarted();
+		this.recorder.responded(200);
+		this.recorder.close(10 * MS, true);
+		this.recorder.close(11 * MS, true);
+		assertThat(ended).containsExactly(StreamOutcome.CLIENT_CANCELLED);
+		assertThat(this.recorder.status()).isEqualTo(200);
+		assertThat(this.recorder.model()).isEqualTo("m");
+	}
+
 	/**
 	 * The response timeout can fire just after the headers went out, before any relay:
 	 * nobody says an outcome, and the exit still takes the stream out of the live set and
