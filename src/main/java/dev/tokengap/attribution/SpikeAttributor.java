@@ -105,6 +105,15 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	private volatile boolean dropLogged;
 
+	/** Whether streams' final spikes are kept for {@link #whenSpikesFinal}. */
+	private volatile boolean keepFinal;
+
+	/**
+	 * Streams with spikes not yet final, while {@link #keepFinal}: each stream's count
+	 * and its final records, until {@link #whenSpikesFinal} has them.
+	 */
+	private final Map<StreamTimer, Outstanding> outstanding = new ConcurrentHashMap<>();
+
 	/**
 	 * Creates the attributor and its detector.
 	 * @param properties thresholds
@@ -181,6 +190,9 @@ public final class SpikeAttributor implements AutoCloseable {
 		}
 		if (peers.self() != null) {
 			this.spiked.add(peers.self());
+			if (this.keepFinal) {
+				this.outstanding.computeIfAbsent(peers.self(), (t) -> new Outstanding()).added();
+			}
 		}
 		long due = spike.arrivalNanos() + this.delayNanos - this.clock.nanoTime();
 		try {
@@ -189,11 +201,97 @@ public final class SpikeAttributor implements AutoCloseable {
 		}
 		catch (RejectedExecutionException ex) {
 			this.pending.decrementAndGet();
+			settled(peers.self(), null);
 		}
+	}
+
+	/**
+	 * Keeps each stream's final spike records for {@link #whenSpikesFinal}; set before
+	 * the first request.
+	 */
+	public void keepFinalSpikes() {
+		this.keepFinal = true;
+	}
+
+	/**
+	 * Hands a stream's spike records over once they are all final (judged, and corrected
+	 * by the engine's own figures when it reported them): at once, on the caller's
+	 * thread, for a stream without spikes or whose spikes are final; else later, on the
+	 * attribution thread. Only with {@link #keepFinalSpikes}; call once per stream, after
+	 * it ended.
+	 * @param timer the stream's timer
+	 * @param action told the records, oldest first
+	 */
+	public void whenSpikesFinal(StreamTimer timer, Consumer<List<SpikeRecord>> action) {
+		Outstanding spikes = this.outstanding.get(timer);
+		if (spikes == null) {
+			action.accept(List.of());
+			return;
+		}
+		List<SpikeRecord> ready = spikes.whenFinal(action);
+		if (ready != null) {
+			this.outstanding.remove(timer);
+			action.accept(ready);
+		}
+	}
+
+	private void settled(StreamTimer timer, SpikeRecord record) {
+		Outstanding spikes = (timer != null) ? this.outstanding.get(timer) : null;
+		if (spikes == null) {
+			return;
+		}
+		Consumer<List<SpikeRecord>> action = spikes.settled(record);
+		if (action != null) {
+			this.outstanding.remove(timer);
+			try {
+				action.accept(spikes.records());
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Handing over a stream's final spikes failed; streams are unaffected", ex);
+			}
+		}
+	}
+
+	/** A stream's spikes on their way to final. */
+	private static final class Outstanding {
+
+		private final List<SpikeRecord> records = new ArrayList<>(2);
+
+		private int count;
+
+		private Consumer<List<SpikeRecord>> action;
+
+		synchronized void added() {
+			this.count++;
+		}
+
+		/** Returns the action to tell once this was the last one, else null. */
+		synchronized Consumer<List<SpikeRecord>> settled(SpikeRecord record) {
+			if (record != null) {
+				this.records.add(record);
+			}
+			this.count--;
+			return (this.count == 0) ? this.action : null;
+		}
+
+		/** Returns the records when all are final, else keeps the action for later. */
+		synchronized List<SpikeRecord> whenFinal(Consumer<List<SpikeRecord>> action) {
+			if (this.count > 0) {
+				this.action = action;
+				return null;
+			}
+			return records();
+		}
+
+		synchronized List<SpikeRecord> records() {
+			return List.copyOf(this.records);
+		}
+
 	}
 
 	private void attribute(Spike spike, PeerView peers) {
 		this.pending.decrementAndGet();
+		boolean handed = false;
 		try {
 			// A scrape or two may fail under load;
 			// older samples no longer describe the gap.
@@ -216,10 +314,12 @@ public final class SpikeAttributor implements AutoCloseable {
 			log(record, evidence);
 			StreamTimer timer = peers.self();
 			if (timer == null || timer.isEnded()) {
+				handed = true;
 				finish(timer, List.of(new Judged(spike, record)));
 			}
 			else {
 				this.open.computeIfAbsent(timer, (t) -> new ArrayList<>(2)).add(new Judged(spike, record));
+				handed = true;
 				if (this.open.size() > MAX_OPEN_STREAMS) {
 					Map.Entry<StreamTimer, List<Judged>> oldest = this.open.entrySet().iterator().next();
 					this.open.remove(oldest.getKey());
@@ -229,6 +329,9 @@ public final class SpikeAttributor implements AutoCloseable {
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Attributing a spike failed; streams are unaffected", ex);
+			if (!handed) {
+				settled(peers.self(), null);
+			}
 		}
 	}
 
@@ -337,6 +440,7 @@ public final class SpikeAttributor implements AutoCloseable {
 					}
 				}
 				this.meters.recordSpike(after.model(), after.cause(), judged.get(i).spike().gapNanos() / 1e9);
+				settled(timer, after);
 			}
 		}
 		catch (RuntimeException ex) {

@@ -18,31 +18,39 @@ import org.springframework.core.env.PropertySource;
  * endpoint added to the environment later (a test's dynamic properties) still turns the
  * export on; any source that sets {@code enabled} itself comes first.
  */
-class OtlpMetricsExportDefault extends PropertySource<Environment> implements EnvironmentPostProcessor {
+class OtlpMetricsExportDefault implements EnvironmentPostProcessor {
 
 	static final String URL = "management.otlp.metrics.export.url";
 
 	static final String ENABLED = "management.otlp.metrics.export.enabled";
 
-	OtlpMetricsExportDefault() {
-		this(null);
-	}
-
-	private OtlpMetricsExportDefault(Environment environment) {
-		super("tokengapOtlpMetricsExportDefault", environment);
-	}
-
 	@Override
 	public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
-		environment.getPropertySources().addLast(new OtlpMetricsExportDefault(environment));
+		environment.getPropertySources().addLast(new OffWithoutUrl(environment));
 	}
 
-	@Override
-	public Object getProperty(String name) {
-		if (!ENABLED.equals(name) || this.source == null) {
-			return null;
+	/**
+	 * {@code enabled=false} while no source sets the URL. Its source is not the
+	 * environment itself: Boot would then read this source's environment as nested
+	 * sources, this one among them.
+	 */
+	static final class OffWithoutUrl extends PropertySource<String> {
+
+		private final Environment environment;
+
+		OffWithoutUrl(Environment environment) {
+			super("tokengapOtlpMetricsExportDefault", ENABLED + "=false without " + URL);
+			this.environment = environment;
 		}
-		return this.source.containsProperty(URL) ? null : "false";
+
+		@Override
+		public Object getProperty(String name) {
+			if (!ENABLED.equals(name)) {
+				return null;
+			}
+			return this.environment.containsProperty(URL) ? null : "false";
+		}
+
 	}
 
 }

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Arrays;
 
 import io.micrometer.registry.otlp.OtlpMeterRegistry;
+import io.opentelemetry.api.trace.Tracer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -28,6 +29,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
+import dev.tokengap.attribution.SpikeAttributor;
 import dev.tokengap.backend.MetricsScraper;
 import dev.tokengap.backend.ServedModels;
 import dev.tokengap.metrics.BackendMeters;
@@ -51,6 +53,7 @@ import dev.tokengap.sim.DemoProperties;
 import dev.tokengap.sim.SimulatorProperties;
 import dev.tokengap.sim.SimulatorServer;
 import dev.tokengap.timing.NanoClock;
+import dev.tokengap.tracing.OtelRequestTracer;
 
 /**
  * Wires the proxy: the upstream (a real engine, or the in-process simulator in demo
@@ -199,9 +202,17 @@ class ProxyConfiguration {
 		};
 	}
 
+	/**
+	 * With span export on
+	 * ({@code management.opentelemetry.tracing.export.otlp.endpoint}), each request's
+	 * span, made by OpenTelemetry's SDK; else W3C trace context alone.
+	 */
 	@Bean
-	RequestTracer requestTracer(TracingProperties tracing) {
-		return new W3cRequestTracer(tracing.sampleRatio());
+	RequestTracer requestTracer(TracingProperties tracing, ObjectProvider<Tracer> spans,
+			ObjectProvider<SpikeAttributor> spikes) {
+		Tracer tracer = spans.getIfAvailable();
+		return (tracer != null) ? new OtelRequestTracer(tracer, spikes.getIfAvailable())
+				: new W3cRequestTracer(tracing.sampleRatio());
 	}
 
 	@Bean
