@@ -83,7 +83,9 @@ class OtlpExportIntegrationTests {
 		assertThat(exchange.status()).isEqualTo(200);
 		assertThat(exchange.contentEvents()).hasSize(30);
 
-		Span tokengap = receiver.awaitSpan((s) -> s.item().getName().equals("chat sim-llama-3-8b"), WAIT).item();
+		Received<Span> tokengapSpan = receiver.awaitSpan((s) -> s.item().getName().equals("chat sim-llama-3-8b"), WAIT);
+		assertThat(tokengapSpan.serviceName()).isEqualTo("tokengap");
+		Span tokengap = tokengapSpan.item();
 		assertThat(OtlpReceiver.hex(tokengap.getTraceId())).isEqualTo(CLIENT_TRACE);
 		assertThat(OtlpReceiver.hex(tokengap.getParentSpanId())).isEqualTo(CLIENT_SPAN);
 		assertThat(tokengap.getKind()).isEqualTo(Span.SpanKind.SPAN_KIND_SERVER);
