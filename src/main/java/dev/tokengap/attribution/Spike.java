@@ -13,9 +13,10 @@ package dev.tokengap.attribution;
  * @param thresholdNanos the spike threshold that applied
  * @param window the gap's times
  * @param epochMillis wall-clock time of the write, for the record
+ * @param traceId the stream's W3C trace id, or null
  */
 record Spike(String requestId, String model, String endpoint, int choice, int tokenIndex, long thresholdNanos,
-		GapWindow window, long epochMillis) {
+		GapWindow window, long epochMillis, String traceId) {
 
 	/**
 	 * @return upstream arrival of the choice's previous content event

@@ -430,22 +430,33 @@ public final class SpikeAttributor implements AutoCloseable {
 					? EngineReportRules.correct(judged, timer, report, this.properties) : null;
 			for (int i = 0; i < judged.size(); i++) {
 				SpikeRecord before = judged.get(i).record();
-				SpikeRecord after = (records != null) ? records.get(i) : before;
+				SpikeRecord after = ((records != null) ? records.get(i) : before).placed(length(timer, before));
+				replace(before, after);
 				if (after != before) {
-					replace(before, after);
 					if (!after.cause().equals(before.cause()) && logger.isInfoEnabled()
 							&& this.logLimiter.tryAcquire() >= 0) {
 						logger.info("spike corrected request_id=" + after.requestId() + " token=" + after.tokenIndex()
 								+ " cause=" + after.cause() + " was=" + before.cause() + " summary=" + after.summary());
 					}
 				}
-				this.meters.recordSpike(after.model(), after.cause(), judged.get(i).spike().gapNanos() / 1e9);
+				this.meters.recordSpike(after.model(), after.cause(), after.position(),
+						judged.get(i).spike().gapNanos() / 1e9, after.traceId());
 				settled(timer, after);
 			}
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Closing a stream's spikes failed; streams are unaffected", ex);
 		}
+	}
+
+	/**
+	 * The stream's length in content events of the spike's choice: all it had when it
+	 * ended (or when it was closed early, over {@link #MAX_OPEN_STREAMS}); at least up to
+	 * the spike's own event.
+	 */
+	private static int length(StreamTimer timer, SpikeRecord record) {
+		int seen = (timer != null) ? timer.contentEvents(record.choice()) : 0;
+		return Math.max(seen, record.tokenIndex() + 1);
 	}
 
 	private void log(SpikeRecord record, Evidence evidence) {

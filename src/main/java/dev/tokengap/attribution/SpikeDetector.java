@@ -72,7 +72,7 @@ final class SpikeDetector implements GapObserver {
 			GapWindow window = GapWindow.of(timer, choice, event);
 			this.spikes.accept(
 					new Spike(requestId, model, endpoint, choice, timer.contentEvents(choice), threshold, window,
-							System.currentTimeMillis()),
+							System.currentTimeMillis(), timer.traceId()),
 					this.peers.during(timer, window.previous().arrivalNanos(), event.arrivalNanos()));
 		}
 	}

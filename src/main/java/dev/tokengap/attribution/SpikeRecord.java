@@ -35,11 +35,17 @@ import dev.tokengap.timing.EngineReport;
  * @param explained each candidate with the milliseconds of the excess it can explain, and
  * what is left unexplained ({@code engine_other}); empty where the engine's evidence was
  * not weighed (client, host, after the engine, no engine data)
+ * @param traceId the W3C trace id of the stream's request, or null
+ * @param position where the spike sits in its stream ({@link SpikePosition}: the first,
+ * middle or last third of its choice's content events); null until the stream has ended,
+ * since only then is its length known
+ * @param streamEvents the stream's length in content events (its choice's), or 0 until it
+ * has ended
  */
 public record SpikeRecord(Instant time, String requestId, String model, String endpoint, int choice, int tokenIndex,
 		double gapMs, double thresholdMs, double upstreamGapMs, double writeDelayMs, double socketWaitMs, String cause,
 		List<String> causes, String scope, String summary, Evidence evidence, EngineReport engine, double paceMs,
-		double excessMs, List<Explained> explained) {
+		double excessMs, List<Explained> explained, String traceId, String position, int streamEvents) {
 
 	/**
 	 * What one candidate explains of a gap.
@@ -60,7 +66,8 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 				millis(spike.thresholdNanos()), millis(spike.upstreamGapNanos()), millis(spike.writeDelayNanos()),
 				millis(spike.socketWaitNanos()), verdict.cause().label(), labels(verdict.matched()),
 				verdict.scope().label(), summary(verdict, evidence), evidence, null, millis(magnitudes.paceNanos()),
-				millis(magnitudes.excessNanos()), weighed ? magnitudes.explained() : List.of());
+				millis(magnitudes.excessNanos()), weighed ? magnitudes.explained() : List.of(), spike.traceId(), null,
+				0);
 	}
 
 	/**
@@ -78,7 +85,8 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 		return new SpikeRecord(this.time, this.requestId, this.model, this.endpoint, this.choice, this.tokenIndex,
 				this.gapMs, this.thresholdMs, this.upstreamGapMs, this.writeDelayMs, this.socketWaitMs, cause.label(),
 				List.copyOf(all), scope.label(), cause.label() + ": " + why + " (was " + this.summary + ")",
-				this.evidence, report, this.paceMs, this.excessMs, this.explained);
+				this.evidence, report, this.paceMs, this.excessMs, this.explained, this.traceId, this.position,
+				this.streamEvents);
 	}
 
 	/** This record with the engine's figures attached, its cause unchanged. */
@@ -86,7 +94,19 @@ public record SpikeRecord(Instant time, String requestId, String model, String e
 		return new SpikeRecord(this.time, this.requestId, this.model, this.endpoint, this.choice, this.tokenIndex,
 				this.gapMs, this.thresholdMs, this.upstreamGapMs, this.writeDelayMs, this.socketWaitMs, this.cause,
 				this.causes, this.scope, this.summary, this.evidence, report, this.paceMs, this.excessMs,
-				this.explained);
+				this.explained, this.traceId, this.position, this.streamEvents);
+	}
+
+	/**
+	 * This record placed in its stream, once the stream's length is known.
+	 * @param events the stream's content events (the spike's choice's)
+	 * @return the record with its position and the stream's length
+	 */
+	SpikeRecord placed(int events) {
+		return new SpikeRecord(this.time, this.requestId, this.model, this.endpoint, this.choice, this.tokenIndex,
+				this.gapMs, this.thresholdMs, this.upstreamGapMs, this.writeDelayMs, this.socketWaitMs, this.cause,
+				this.causes, this.scope, this.summary, this.evidence, this.engine, this.paceMs, this.excessMs,
+				this.explained, this.traceId, SpikePosition.of(this.tokenIndex, events).label(), events);
 	}
 
 	private static List<String> labels(List<SpikeCause> causes) {

@@ -239,15 +239,16 @@ public final class ExchangeRecorder {
 			notifyObserver(choice, event);
 			long gap = this.timer.onContent(choice, event.arrivalNanos(), event.writeNanos());
 			GenAiMeters.Series genAi = m.genAi;
+			long now = event.writeNanos();
 			if (this.timer.contentEvents() == 1) {
 				double ttft = this.timer.timeToFirstTokenNanos() / 1e9;
-				m.ttft.observe(ttft);
+				m.ttft.observe(ttft, now, this.trace);
 				if (genAi != null) {
 					genAi.timeToFirstChunk.record(ttft);
 				}
 			}
 			if (gap >= 0) {
-				m.itl.observe(gap / 1e9);
+				m.itl.observe(gap / 1e9, now, this.trace);
 				if (genAi != null) {
 					genAi.timePerOutputChunk.record(gap / 1e9);
 				}
@@ -339,7 +340,7 @@ public final class ExchangeRecorder {
 				this.outcome = outcome;
 				m.outcome(outcome).inc();
 				if (outcome == StreamOutcome.COMPLETED) {
-					recordCompletedStream(m);
+					recordCompletedStream(m, nowNanos);
 				}
 			}
 		}
@@ -370,7 +371,7 @@ public final class ExchangeRecorder {
 		return cancelled ? StreamOutcome.CLIENT_CANCELLED : StreamOutcome.UPSTREAM_ERROR;
 	}
 
-	private void recordCompletedStream(StreamMeters m) {
+	private void recordCompletedStream(StreamMeters m, long nowNanos) {
 		for (int choice = 0; choice < this.timer.choices(); choice++) {
 			double tpot = this.timer.timePerOutputTokenSeconds(choice);
 			if (!Double.isNaN(tpot)) {
@@ -381,7 +382,7 @@ public final class ExchangeRecorder {
 			}
 		}
 		if (this.timer.gapCount() >= 1) {
-			m.maxGap.observe(this.timer.maxGapNanos() / 1e9);
+			m.maxGap.observe(this.timer.maxGapNanos() / 1e9, nowNanos, this.trace);
 		}
 		if (this.timer.gapCount() >= TokengapMeters.PER_STREAM_MIN_GAPS) {
 			m.p99Gap.observe(this.timer.gapPercentileNanos(0.99) / 1e9);
@@ -393,6 +394,23 @@ public final class ExchangeRecorder {
 		if (this.timer.stalls() == 0 && this.timer.contentEvents() > 0) {
 			m.smooth.inc();
 		}
+		recordOutsideEngine(m);
+	}
+
+	/**
+	 * The client-visible TTFT minus what the engine says it spent before its first token:
+	 * only when it said both figures (never a guess), and never below 0.
+	 */
+	private void recordOutsideEngine(StreamMeters m) {
+		EngineReport report = this.timer.engineReport();
+		if (report == null || this.timer.contentEvents() == 0 || !(report.queueMs() >= 0)
+				|| !(report.firstTokenMs() >= 0)) {
+			return;
+		}
+		double ttft = this.timer.timeToFirstTokenNanos() / 1e9;
+		double engine = (report.queueMs() + report.firstTokenMs()) / 1e3;
+		m.outsideEngine.observe(Math.max(0, ttft - engine));
+		m.engineQueue.observe(report.queueMs() / 1e3);
 	}
 
 	/**

@@ -11,6 +11,7 @@ import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.model.registry.Collector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
+import io.prometheus.metrics.model.snapshots.Exemplar;
 import io.prometheus.metrics.model.snapshots.Exemplars;
 import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
@@ -34,6 +35,12 @@ import io.prometheus.metrics.model.snapshots.MetricMetadata;
  * sum may miss an observation that is being recorded while it is read. The first
  * {@value #OWNED_CELLS} threads to observe a data point get cells of their own; any
  * thread after them shares one synchronized cell. NaN is ignored, as the library does.
+ * <p>
+ * An observation made with its request's trace may become its bucket's exemplar (trace
+ * and span id, value, time), shown in the OpenMetrics exposition only: a bucket takes a
+ * new one at most every {@link #EXEMPLAR_INTERVAL_NANOS}, claimed with one
+ * compare-and-set, so an observation whose bucket has a recent exemplar pays one load and
+ * a comparison, and allocates nothing.
  */
 final class LoopHistogram implements Collector {
 
@@ -42,6 +49,16 @@ final class LoopHistogram implements Collector {
 	 * cores.
 	 */
 	static final int OWNED_CELLS = 32;
+
+	/** A bucket keeps its exemplar at least this long (5 s) before a newer one. */
+	static final long EXEMPLAR_INTERVAL_NANOS = 5_000_000_000L;
+
+	/** No exemplar yet. */
+	private static final long NO_EXEMPLAR = Long.MIN_VALUE;
+
+	private static final VarHandle TIMES = MethodHandles.arrayElementVarHandle(long[].class);
+
+	private static final VarHandle EXEMPLARS = MethodHandles.arrayElementVarHandle(Exemplar[].class);
 
 	private final MetricMetadata metadata;
 
@@ -79,7 +96,7 @@ final class LoopHistogram implements Collector {
 	 * @param values the label values, in label-name order
 	 * @return the data point
 	 */
-	DistributionDataPoint labelValues(String... values) {
+	Series labelValues(String... values) {
 		if (values.length != this.labelNames.size()) {
 			throw new IllegalArgumentException(this.metadata.getName() + " has labels " + this.labelNames + " but got "
 					+ values.length + " values");
@@ -121,11 +138,19 @@ final class LoopHistogram implements Collector {
 
 		private final Cell shared;
 
+		/** When each bucket's exemplar was taken (the observer's clock). */
+		private final long[] exemplarNanos;
+
+		private final Exemplar[] exemplars;
+
 		Series(double[] upperBounds, Labels labels, long createdMillis) {
 			this.upperBounds = upperBounds;
 			this.labels = labels;
 			this.createdMillis = createdMillis;
 			this.shared = new Cell(null, upperBounds.length);
+			this.exemplarNanos = new long[upperBounds.length];
+			Arrays.fill(this.exemplarNanos, NO_EXEMPLAR);
+			this.exemplars = new Exemplar[upperBounds.length];
 		}
 
 		@Override
@@ -133,7 +158,64 @@ final class LoopHistogram implements Collector {
 			if (Double.isNaN(value)) {
 				return;
 			}
+			add(bucket(this.upperBounds, value), value);
+		}
+
+		/**
+		 * Observes a value of a request's, which becomes its bucket's exemplar when the
+		 * bucket's last one is older than {@link #EXEMPLAR_INTERVAL_NANOS}.
+		 * @param value the value
+		 * @param nowNanos the time of the observation, on any monotonic clock the series'
+		 * observers share
+		 * @param trace the request's trace, or null
+		 */
+		void observe(double value, long nowNanos, RequestTrace trace) {
+			if (Double.isNaN(value)) {
+				return;
+			}
 			int bucket = bucket(this.upperBounds, value);
+			add(bucket, value);
+			if (trace != null && claimExemplar(bucket, nowNanos)) {
+				keepExemplar(bucket, value, trace.traceId(), trace.spanId());
+			}
+		}
+
+		/**
+		 * Observes a value of a trace's (see
+		 * {@link #observe(double, long, RequestTrace)}).
+		 * @param value the value
+		 * @param nowNanos the time of the observation
+		 * @param traceId the trace id, or null
+		 */
+		void observe(double value, long nowNanos, String traceId) {
+			if (Double.isNaN(value)) {
+				return;
+			}
+			int bucket = bucket(this.upperBounds, value);
+			add(bucket, value);
+			if (traceId != null && claimExemplar(bucket, nowNanos)) {
+				keepExemplar(bucket, value, traceId, null);
+			}
+		}
+
+		private boolean claimExemplar(int bucket, long nowNanos) {
+			long last = (long) TIMES.getOpaque(this.exemplarNanos, bucket);
+			return (last == NO_EXEMPLAR || nowNanos - last >= EXEMPLAR_INTERVAL_NANOS)
+					&& TIMES.compareAndSet(this.exemplarNanos, bucket, last, nowNanos);
+		}
+
+		private void keepExemplar(int bucket, double value, String traceId, String spanId) {
+			Exemplar.Builder exemplar = Exemplar.builder()
+				.value(value)
+				.traceId(traceId)
+				.timestampMillis(System.currentTimeMillis());
+			if (spanId != null) {
+				exemplar.spanId(spanId);
+			}
+			EXEMPLARS.setRelease(this.exemplars, bucket, exemplar.build());
+		}
+
+		private void add(int bucket, double value) {
 			Thread thread = Thread.currentThread();
 			for (Cell cell : this.owned) {
 				if (cell.owner == thread) {
@@ -203,7 +285,21 @@ final class LoopHistogram implements Collector {
 
 		HistogramDataPointSnapshot snapshot() {
 			return new HistogramDataPointSnapshot(ClassicHistogramBuckets.of(this.upperBounds, counts()), getSum(),
-					this.labels, Exemplars.EMPTY, this.createdMillis);
+					this.labels, exemplars(), this.createdMillis);
+		}
+
+		private Exemplars exemplars() {
+			List<Exemplar> taken = null;
+			for (int i = 0; i < this.exemplars.length; i++) {
+				Exemplar exemplar = (Exemplar) EXEMPLARS.getAcquire(this.exemplars, i);
+				if (exemplar != null) {
+					if (taken == null) {
+						taken = new ArrayList<>();
+					}
+					taken.add(exemplar);
+				}
+			}
+			return (taken != null) ? Exemplars.of(taken) : Exemplars.EMPTY;
 		}
 
 		/**

@@ -19,23 +19,27 @@ public final class StreamMeters {
 
 	private final Endpoint endpoint;
 
-	final DistributionDataPoint ttft;
+	final LoopHistogram.Series ttft;
 
 	final DistributionDataPoint ttfb;
 
-	final DistributionDataPoint itl;
+	final LoopHistogram.Series itl;
 
 	final DistributionDataPoint tpot;
 
 	final DistributionDataPoint e2e;
 
-	final DistributionDataPoint maxGap;
+	final LoopHistogram.Series maxGap;
 
 	final DistributionDataPoint jitter;
 
 	final DistributionDataPoint p99Gap;
 
 	final DistributionDataPoint writeDelay;
+
+	final DistributionDataPoint outsideEngine;
+
+	final DistributionDataPoint engineQueue;
 
 	final CounterDataPoint stalls;
 
@@ -72,6 +76,8 @@ public final class StreamMeters {
 		this.jitter = catalogue.jitter().labelValues(model, e);
 		this.p99Gap = catalogue.p99Gap().labelValues(model, e);
 		this.writeDelay = catalogue.writeDelay().labelValues(model, e);
+		this.outsideEngine = catalogue.outsideEngine().labelValues(model, e);
+		this.engineQueue = catalogue.engineQueue().labelValues(model, e);
 		this.stalls = catalogue.stalls().labelValues(model, e);
 		this.smooth = catalogue.smooth().labelValues(model, e);
 		GenAiMeters genAi = catalogue.genAi();

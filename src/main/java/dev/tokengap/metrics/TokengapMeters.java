@@ -6,7 +6,6 @@ import java.util.function.Consumer;
 
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
-import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.apache.commons.logging.Log;
@@ -46,6 +45,10 @@ public final class TokengapMeters {
 	public static final String STREAM_JITTER_RATIO = "tokengap_stream_jitter_ratio";
 
 	public static final String PROXY_WRITE_DELAY = "tokengap_proxy_write_delay_seconds";
+
+	public static final String TTFT_OUTSIDE_ENGINE = "tokengap_ttft_outside_engine_seconds";
+
+	public static final String ENGINE_QUEUE_TIME = "tokengap_engine_queue_time_seconds";
 
 	public static final String STALLS = "tokengap_stalls_total";
 
@@ -99,6 +102,10 @@ public final class TokengapMeters {
 
 	private final LoopHistogram writeDelay;
 
+	private final LoopHistogram outsideEngine;
+
+	private final LoopHistogram engineQueue;
+
 	private final Counter stalls;
 
 	private final Counter smooth;
@@ -107,7 +114,7 @@ public final class TokengapMeters {
 
 	private final Counter requests;
 
-	private final Histogram spikes;
+	private final LoopHistogram spikes;
 
 	private volatile GapObserver gapObserver = GapObserver.NONE;
 
@@ -151,6 +158,13 @@ public final class TokengapMeters {
 				BucketEdges.JITTER);
 		this.writeDelay = histogram(registry, PROXY_WRITE_DELAY,
 				"Client write time minus upstream arrival time of each content event", BucketEdges.WRITE_DELAY);
+		this.outsideEngine = histogram(registry, TTFT_OUTSIDE_ENGINE,
+				"Client-visible TTFT minus the engine's queue time and its TTFT from scheduling, per completed stream "
+						+ "whose engine reported its per-request metrics",
+				edges.ttft());
+		this.engineQueue = histogram(registry, ENGINE_QUEUE_TIME,
+				"The engine's own queue time of each completed stream whose engine reported its per-request metrics",
+				edges.ttft());
 		this.stalls = counter(registry, STALLS, "Gaps at or above the stall threshold", MODEL_NAME, ENDPOINT);
 		this.smooth = counter(registry, SMOOTH_STREAMS,
 				"Completed streams with a content event and no gap at or above the stall threshold", MODEL_NAME,
@@ -162,14 +176,9 @@ public final class TokengapMeters {
 		this.failureLog = new LogRateLimiter(FAILURE_LOG_LINES_PER_SECOND, clock);
 		this.requests = counter(registry, REQUESTS, "Proxied requests, by HTTP status sent to the client", MODEL_NAME,
 				ENDPOINT, "status");
-		this.spikes = Histogram.builder()
-			.name(GAP_SPIKE)
-			.help("Gap spikes by attributed cause; _sum is the time lost per cause")
-			.labelNames(MODEL_NAME, "cause")
-			.classicUpperBounds(edges.itl())
-			.classicOnly()
-			.withoutExemplars()
-			.register(registry);
+		this.spikes = LoopHistogram.register(registry, GAP_SPIKE,
+				"Gap spikes by attributed cause and position in the stream; _sum is the time lost per cause",
+				edges.itl(), MODEL_NAME, "cause", "position");
 		GaugeWithCallback.builder()
 			.name(INFLIGHT_STREAMS)
 			.help("Streamed requests in flight")
@@ -273,13 +282,16 @@ public final class TokengapMeters {
 	}
 
 	/**
-	 * Records one attributed gap spike.
+	 * Records one attributed gap spike; its trace id may become its bucket's exemplar.
 	 * @param model the bounded model label
 	 * @param cause the cause label
+	 * @param position where it sits in its stream ({@code head}, {@code middle},
+	 * {@code tail})
 	 * @param seconds the gap
+	 * @param traceId the stream's trace id, or null
 	 */
-	public void recordSpike(String model, String cause, double seconds) {
-		this.spikes.labelValues(model, cause).observe(seconds);
+	public void recordSpike(String model, String cause, String position, double seconds, String traceId) {
+		this.spikes.labelValues(model, cause, position).observe(seconds, this.clock.nanoTime(), traceId);
 	}
 
 	/**
@@ -349,6 +361,14 @@ public final class TokengapMeters {
 
 	LoopHistogram writeDelay() {
 		return this.writeDelay;
+	}
+
+	LoopHistogram outsideEngine() {
+		return this.outsideEngine;
+	}
+
+	LoopHistogram engineQueue() {
+		return this.engineQueue;
 	}
 
 	Counter stalls() {

@@ -20,7 +20,8 @@ class CauseRulesTests {
 
 	/** A 300 ms gap that arrived 300 ms late from upstream (the engine was slow). */
 	static final Spike LATE = new Spike("r", "m", "chat_completions", 0, 7, 100 * MS,
-			new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1300 * MS, 1301 * MS), 1300 * MS, 0), 0);
+			new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1300 * MS, 1301 * MS), 1300 * MS, 0), 0,
+			null);
 
 	static EngineSample sample(long ms, double running, double waiting, double kv, double preemptions, double prompt) {
 		return new EngineSample(ms * MS, running, waiting, Double.NaN, kv, preemptions, prompt, 0);
@@ -44,7 +45,7 @@ class CauseRulesTests {
 	void aTimelyArrivalWaitingForTheClientsSocketIsClientBackpressureWhateverTheEngineDid() {
 		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS,
 				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1020 * MS, 1301 * MS), 1021 * MS, 0),
-				0);
+				0, null);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 3, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.CLIENT_BACKPRESSURE);
 	}
@@ -53,7 +54,7 @@ class CauseRulesTests {
 	void aTimelyArrivalWhoseWriteStartedLateIsOutsideTheEngine() {
 		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS,
 				new GapWindow(new EventTimes(1000 * MS, 1001 * MS), new EventTimes(1020 * MS, 1301 * MS), 1300 * MS, 0),
-				0);
+				0, null);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 0, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.ENGINE_OTHER);
 	}
@@ -66,7 +67,7 @@ class CauseRulesTests {
 	@Test
 	void anEventWhoseFirstPartWaitedForTheClientsSocketIsClientBackpressure() {
 		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS, new GapWindow(new EventTimes(1000 * MS, 1001 * MS),
-				new EventTimes(1300 * MS, 1301 * MS), 1300 * MS, 290 * MS), 0);
+				new EventTimes(1300 * MS, 1301 * MS), 1300 * MS, 290 * MS), 0, null);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 3, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.CLIENT_BACKPRESSURE);
 	}
@@ -74,7 +75,7 @@ class CauseRulesTests {
 	@Test
 	void anEngineGapLongerThanTheEarlierSocketWaitIsStillTheEnginesToExplain() {
 		Spike spike = new Spike("r", "m", "e", 0, 7, 100 * MS, new GapWindow(new EventTimes(1000 * MS, 1001 * MS),
-				new EventTimes(1300 * MS, 1301 * MS), 1300 * MS, 50 * MS), 0);
+				new EventTimes(1300 * MS, 1301 * MS), 1300 * MS, 50 * MS), 0, null);
 		Evidence evidence = evidence(spike, NONE, sample(900, 4, 0, 0.5, 0, 0), sample(1400, 4, 0, 0.5, 3, 0));
 		assertThat(CauseRules.decide(spike, evidence, PROPERTIES)).isEqualTo(SpikeCause.PREEMPTION);
 	}

@@ -19,7 +19,8 @@ class EngineReportRulesTests {
 
 	/** A 600 ms gap in a stream whose usual gap is 20 ms (threshold 4 x 25 ms). */
 	static final Spike SPIKE = new Spike("r", "m", "chat_completions", 0, 40, 100 * MS,
-			new GapWindow(new EventTimes(1800 * MS, 1800 * MS), new EventTimes(2400 * MS, 2401 * MS), 2400 * MS, 0), 0);
+			new GapWindow(new EventTimes(1800 * MS, 1800 * MS), new EventTimes(2400 * MS, 2401 * MS), 2400 * MS, 0), 0,
+			null);
 
 	private final StreamTimer timer = new StreamTimer(0, 1_000 * MS);
 

@@ -16,7 +16,8 @@ class HeldBackTests {
 
 	/** A 600 ms gap from 1,000 ms to 1,600 ms. */
 	static final Spike GAP = new Spike("r", "m", "chat_completions", 0, 11, 100 * MS,
-			new GapWindow(new EventTimes(1000 * MS, 1000 * MS), new EventTimes(1600 * MS, 1601 * MS), 1600 * MS, 0), 0);
+			new GapWindow(new EventTimes(1000 * MS, 1000 * MS), new EventTimes(1600 * MS, 1601 * MS), 1600 * MS, 0), 0,
+			null);
 
 	private final StreamTimer timer = new StreamTimer(0, 1_000 * MS);
 
@@ -46,7 +47,7 @@ class HeldBackTests {
 	void aFastEngineIsJudgedByItsOwnPace() {
 		Spike gap = new Spike("r", "m", "chat_completions", 0, 11, 100 * MS,
 				new GapWindow(new EventTimes(1000 * MS, 1000 * MS), new EventTimes(1200 * MS, 1201 * MS), 1200 * MS, 0),
-				0);
+				0, null);
 		arrive(0, 990, 991, 992, 993, 994, 995, 996, 997, 998, 999, 1000, 1200, 1201, 1202, 1203, 1204);
 		assertThat(SpikeAttributor.heldBack(gap, this.timer)).isZero();
 	}

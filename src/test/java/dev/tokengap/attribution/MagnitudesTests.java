@@ -24,7 +24,8 @@ class MagnitudesTests {
 
 	/** A 900 ms gap from 1,000 ms to 1,900 ms. */
 	static final Spike STALL = new Spike("r", "m", "chat_completions", 0, 85, 200 * MS,
-			new GapWindow(new EventTimes(1000 * MS, 1000 * MS), new EventTimes(1900 * MS, 1900 * MS), 1900 * MS, 0), 0);
+			new GapWindow(new EventTimes(1000 * MS, 1000 * MS), new EventTimes(1900 * MS, 1900 * MS), 1900 * MS, 0), 0,
+			null);
 
 	/**
 	 * Scrapes every 400 ms from {@code phaseMs}: 7 running before the gap's end, 9 after

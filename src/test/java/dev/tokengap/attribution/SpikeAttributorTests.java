@@ -12,6 +12,8 @@ import dev.tokengap.backend.EngineHistory;
 import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.Endpoint;
 import dev.tokengap.metrics.ExchangeRecorder;
+import dev.tokengap.metrics.RequestTrace;
+import dev.tokengap.metrics.W3cRequestTracer;
 import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.timing.ContentWrite;
 import dev.tokengap.metrics.StreamOutcome;
@@ -63,11 +65,41 @@ class SpikeAttributorTests {
 			.satisfies((record) -> assertThat(record.requestId()).isEqualTo("chatcmpl-spiky"));
 	}
 
-	/** A completed stream of 30 events 20 ms apart, one gap of 600 ms after event N. */
+	/**
+	 * A spike's record is placed once its stream has ended: the stream's length, the
+	 * third the spike sits in, and the request's trace id, which the counted spike's
+	 * bucket carries as its exemplar.
+	 */
+	@Test
+	void aSpikeIsPlacedInItsStreamWhenTheStreamEndsAndCarriesItsTraceId() {
+		stream("chatcmpl-steady", -1);
+		RequestTrace trace = new W3cRequestTracer(1).start(null, null);
+		stream("chatcmpl-late", 25, trace);
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(1));
+		SpikeRecord record = this.attributor.records().get(0);
+		assertThat(record.requestId()).isEqualTo("chatcmpl-late");
+		assertThat(record.tokenIndex()).isEqualTo(25);
+		assertThat(record.streamEvents()).isEqualTo(30);
+		assertThat(record.position()).isEqualTo("tail");
+		assertThat(record.traceId()).isEqualTo(trace.traceId());
+		HistogramSnapshot.HistogramDataPointSnapshot point = spikeSeries();
+		assertThat(point.getLabels().get("position")).isEqualTo("tail");
+		assertThat(point.getExemplars().size()).isEqualTo(1);
+		assertThat(point.getExemplars().get(0).getLabels().get("trace_id")).isEqualTo(trace.traceId());
+	}
+
 	private void stream(String id, int spikeAfter) {
+		stream(id, spikeAfter, null);
+	}
+
+	/** A completed stream of 30 events 20 ms apart, one gap of 600 ms after event N. */
+	private void stream(String id, int spikeAfter, RequestTrace trace) {
 		long now = System.nanoTime();
 		ExchangeRecorder recorder = new ExchangeRecorder(this.meters, now);
 		recorder.route("m", Endpoint.CHAT_COMPLETIONS);
+		if (trace != null) {
+			recorder.trace(trace);
+		}
 		recorder.identify(id, 16);
 		recorder.streamStarted();
 		ContentWrite event = new ContentWrite();
@@ -83,6 +115,16 @@ class SpikeAttributorTests {
 		recorder.outcome(StreamOutcome.COMPLETED);
 		recorder.completed(now);
 		recorder.close(now, false);
+	}
+
+	private HistogramSnapshot.HistogramDataPointSnapshot spikeSeries() {
+		return this.registry.scrape()
+			.stream()
+			.filter((snapshot) -> snapshot instanceof HistogramSnapshot)
+			.filter((snapshot) -> TokengapMeters.GAP_SPIKE.startsWith(snapshot.getMetadata().getPrometheusName()))
+			.flatMap((snapshot) -> ((HistogramSnapshot) snapshot).getDataPoints().stream())
+			.findFirst()
+			.orElseThrow();
 	}
 
 	private long spikesCounted() {

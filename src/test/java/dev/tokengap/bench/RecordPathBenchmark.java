@@ -25,6 +25,7 @@ import dev.tokengap.metrics.BucketEdges;
 import dev.tokengap.metrics.Endpoint;
 import dev.tokengap.metrics.ExchangeRecorder;
 import dev.tokengap.metrics.TokengapMeters;
+import dev.tokengap.metrics.W3cRequestTracer;
 import dev.tokengap.timing.ContentWrite;
 import dev.tokengap.timing.NanoClock;
 
@@ -34,7 +35,10 @@ import dev.tokengap.timing.NanoClock;
  * {@link ExchangeRecorder} over a real {@link TokengapMeters} on a fresh
  * {@link PrometheusRegistry}, events 20 ms apart on one long stream;
  * {@code observer=spikes} adds the production gap observer (spike detection), as the
- * application wires it. One op = one event. Target: 0 bytes allocated per op.
+ * application wires it; {@code trace=w3c} gives the stream a trace, so its TTFT, ITL and
+ * worst-gap observations may become exemplars (one per bucket per 5 s: virtual events 20
+ * ms apart, so nearly every event finds its bucket's exemplar recent). One op = one
+ * event. Target: 0 bytes allocated per op.
  *
  * <pre>
  * java -cp target/test-classes:target/classes:$(cat target/test-classpath.txt) \
@@ -53,6 +57,9 @@ public class RecordPathBenchmark {
 
 	@Param({ "none", "spikes" })
 	public String observer;
+
+	@Param({ "none", "w3c" })
+	public String trace;
 
 	private ExchangeRecorder recorder;
 
@@ -76,6 +83,9 @@ public class RecordPathBenchmark {
 		this.now = 1_000_000_000L;
 		this.recorder = new ExchangeRecorder(meters, this.now);
 		this.recorder.route("meta-llama/Llama-3.1-8B-Instruct", Endpoint.CHAT_COMPLETIONS);
+		if ("w3c".equals(this.trace)) {
+			this.recorder.trace(new W3cRequestTracer(1).start(null, null));
+		}
 		this.recorder.identify("chatcmpl-bench", 128);
 		this.recorder.streamStarted();
 	}

@@ -81,6 +81,13 @@ class DashboardTests {
 			Map<String, JsonNode> variables = dashboard.variables()
 				.stream()
 				.collect(Collectors.toMap((v) -> v.path("name").asString(), (v) -> v));
+			// The trace data source an exemplar's trace id opens in, where a panel shows
+			// exemplars.
+			JsonNode trace = variables.remove("trace_datasource");
+			if (trace != null) {
+				assertThat(trace.path("type").asString()).isEqualTo("datasource");
+				assertThat(trace.path("query").asString()).isEqualTo("tempo");
+			}
 			assertThat(variables.keySet()).as(dashboard.name())
 				.containsExactlyInAnyOrder("datasource", "cluster", "namespace", "pod", "model_name", "endpoint");
 			assertThat(variables.get("datasource").path("type").asString()).isEqualTo("datasource");
@@ -220,6 +227,37 @@ class DashboardTests {
 		}
 	}
 
+	@Test
+	void theItlAndWorstGapPanelsShowExemplarsAndTheTraceDataSourceIsAVariable() {
+		Dashboard dashboard = dashboard(STREAMING);
+		for (String series : List.of("tokengap_inter_token_latency_seconds_bucket{",
+				"tokengap_stream_max_gap_seconds_bucket{")) {
+			JsonNode panel = panelWith(dashboard, series);
+			List<JsonNode> targets = new java.util.ArrayList<>();
+			panel.path("targets").forEach((t) -> {
+				if (t.path("expr").asString("").contains(series)) {
+					targets.add(t);
+				}
+			});
+			assertThat(targets).as(series)
+				.isNotEmpty()
+				.allSatisfy((target) -> assertThat(target.path("exemplar").asBoolean()).as(series).isTrue());
+			assertThat(panel.path("description").asString()).contains("$trace_datasource");
+		}
+		assertThat(dashboard.variables()).extracting((v) -> v.path("name").asString()).contains("trace_datasource");
+	}
+
+	@Test
+	void outsideEngineTimeAndSpikePositionsHavePanels() {
+		Dashboard streaming = dashboard(STREAMING);
+		assertThat(exprs(panelWith(streaming, "tokengap_ttft_outside_engine_seconds_bucket{")))
+			.contains("tokengap_engine_queue_time_seconds_bucket{");
+		Dashboard attribution = dashboard(ATTRIBUTION);
+		assertThat(exprs(
+				panelWith(attribution, "sum by (model_name, cause, position) (rate(tokengap_gap_spike_seconds_count{")))
+			.isNotEmpty();
+	}
+
 	/**
 	 * Every vLLM query filtered by model goes through tokengap_model_info (aliases, LoRA
 	 * adapters) and falls back, with {@code or}, to the plain model_name filter, so it
@@ -330,8 +368,9 @@ class DashboardTests {
 		Dashboard dashboard = dashboard(ATTRIBUTION);
 		for (JsonNode panel : dashboard.panels()) {
 			if (exprs(panel).contains("tokengap_gap_spike_seconds")) {
+				// per model and cause, and for some panels per position too
 				assertThat(exprs(panel)).as("spikes per model: %s", panel.path("title").asString())
-					.contains("sum by (model_name, cause)")
+					.containsPattern("sum by \\(model_name, cause[,)]")
 					.contains("model_name=~\"$model_name\"");
 			}
 		}

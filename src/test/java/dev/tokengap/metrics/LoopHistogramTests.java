@@ -123,6 +123,34 @@ class LoopHistogramTests {
 		return snapshot.getDataPoints().get(0);
 	}
 
+	/**
+	 * A bucket takes a trace's observation as its exemplar, keeps it for 5 s against
+	 * newer ones, then takes the next; only the OpenMetrics exposition shows it.
+	 */
+	@Test
+	void aBucketKeepsOneExemplarPerIntervalShownInOpenMetricsOnly() throws IOException {
+		RequestTrace first = new W3cRequestTracer(1).start(null, null);
+		RequestTrace second = new W3cRequestTracer(1).start(null, null);
+		LoopHistogram.Series series = this.histogram.labelValues("m", "chat");
+		long second5 = LoopHistogram.EXEMPLAR_INTERVAL_NANOS;
+		series.observe(0.7, 1_000, first);
+		series.observe(0.8, 1_000 + second5 - 1, second);
+		series.observe(0.02, 2_000, (RequestTrace) null);
+		HistogramDataPointSnapshot point = series.snapshot();
+		assertThat(point.getExemplars().size()).isEqualTo(1);
+		assertThat(point.getExemplars().get(0).getValue()).isEqualTo(0.7);
+		assertThat(point.getExemplars().get(0).getLabels().get("trace_id")).isEqualTo(first.traceId());
+		assertThat(point.getExemplars().get(0).getLabels().get("span_id")).isEqualTo(first.spanId());
+		series.observe(0.9, 1_000 + second5, second);
+		series.observe(3.0, 1_000, "0af7651916cd43dd8448eb211c80319c");
+		String open = text(new OpenMetricsTextFormatWriter(false, true), this.ours);
+		assertThat(open)
+			.contains("le=\"1.0\"} 4 # {span_id=\"" + second.spanId() + "\",trace_id=\"" + second.traceId() + "\"} 0.9")
+			.contains("le=\"+Inf\"} 5 # {trace_id=\"0af7651916cd43dd8448eb211c80319c\"} 3.0");
+		String text = text(new PrometheusTextFormatWriter(false), this.ours);
+		assertThat(text).doesNotContain("trace_id").doesNotContain(" # {");
+	}
+
 	private static String text(ExpositionFormatWriter writer, PrometheusRegistry registry) throws IOException {
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
 		writer.write(out, registry.scrape(), EscapingScheme.DEFAULT);

@@ -131,7 +131,7 @@ class MetricsContractTests {
 		// with the in-flight and stalled gauges' rows.
 		meters.meters("m", Endpoint.CHAT_COMPLETIONS);
 		meters.countRequest("m", Endpoint.CHAT_COMPLETIONS, 200);
-		meters.recordSpike("m", "engine_other", 0.5);
+		meters.recordSpike("m", "engine_other", "middle", 0.5, null);
 		BackendMeters backend = new BackendMeters(this.registry);
 		// A V0 engine's scrape: swapped is exported too.
 		backend.scraped(1, 0, 0, 0.5, 0, 1, MS);
