@@ -133,6 +133,15 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	private volatile boolean unscannedLogged;
 
+	/** Whether streams' final spikes are kept for {@link #whenSpikesFinal}. */
+	private volatile boolean keepFinal;
+
+	/**
+	 * Streams with spikes not yet final, while {@link #keepFinal}: each stream's count
+	 * and its final records, until {@link #whenSpikesFinal} has them.
+	 */
+	private final Map<StreamTimer, Outstanding> outstanding = new ConcurrentHashMap<>();
+
 	/**
 	 * Creates the attributor and its detector.
 	 * @param properties thresholds
@@ -208,8 +217,15 @@ public final class SpikeAttributor implements AutoCloseable {
 	/** A spike, on its stream's event loop: handed over, never looked into here. */
 	private void submit(Spike spike, StreamTimer self) {
 		this.spiked.add(self);
+		if (this.keepFinal) {
+			this.outstanding.computeIfAbsent(self, (t) -> new Outstanding()).added();
+		}
 		this.handedOver.incrementAndGet();
-		if (this.handOff.offer(spike, self) || this.handOff.isClosed()) {
+		if (this.handOff.offer(spike, self)) {
+			return;
+		}
+		if (this.handOff.isClosed()) {
+			settled(self, null);
 			return;
 		}
 		this.unscanned.incrementAndGet();
@@ -218,19 +234,21 @@ public final class SpikeAttributor implements AutoCloseable {
 			logger.warn("More than " + HAND_OFF_CAPACITY + " spikes waiting for the look at the other streams;"
 					+ " the spikes beyond are counted and kept with the cause unknown (logged once)");
 		}
-		schedule(() -> unattributed(spike, self), 0);
+		schedule(() -> unattributed(spike, self), 0, self);
 	}
 
 	/** On the scan thread: what the other streams received during the gap. */
 	private void scan(SpikeHandOff.Handed handed) {
 		Spike spike = handed.spike();
 		PeerView peers = this.peers.during(handed.self(), spike.previousArrivalNanos(), spike.arrivalNanos());
-		schedule(() -> attribute(spike, peers), spike.arrivalNanos() + this.delayNanos - this.clock.nanoTime());
+		schedule(() -> attribute(spike, peers), spike.arrivalNanos() + this.delayNanos - this.clock.nanoTime(),
+				handed.self());
 	}
 
-	private void schedule(Runnable judge, long delayNanos) {
+	private void schedule(Runnable judge, long delayNanos, StreamTimer self) {
 		if (this.pending.incrementAndGet() > MAX_PENDING) {
 			this.pending.decrementAndGet();
+			settled(self, null);
 			if (!this.dropLogged) {
 				this.dropLogged = true;
 				logger.warn("More than " + MAX_PENDING + " spikes awaiting attribution; dropping (logged once)");
@@ -242,25 +260,116 @@ public final class SpikeAttributor implements AutoCloseable {
 		}
 		catch (RejectedExecutionException ex) {
 			this.pending.decrementAndGet();
+			settled(self, null);
 		}
 	}
 
 	/** A spike the full hand-off refused, kept and counted as unknown. */
 	private void unattributed(Spike spike, StreamTimer timer) {
 		this.pending.decrementAndGet();
+		boolean handed = false;
 		try {
 			SpikeRecord record = SpikeRecord.unattributed(spike);
 			keep(record);
 			log(record, record.evidence());
+			handed = true;
 			judged(timer, new Judged(spike, record));
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Keeping an unattributed spike failed; streams are unaffected", ex);
+			if (!handed) {
+				settled(timer, null);
+			}
 		}
+	}
+
+	/**
+	 * Keeps each stream's final spike records for {@link #whenSpikesFinal}; set before
+	 * the first request.
+	 */
+	public void keepFinalSpikes() {
+		this.keepFinal = true;
+	}
+
+	/**
+	 * Hands a stream's spike records over once they are all final (judged, and corrected
+	 * by the engine's own figures when it reported them): at once, on the caller's
+	 * thread, for a stream without spikes or whose spikes are final; else later, on the
+	 * attribution thread. Only with {@link #keepFinalSpikes}; call once per stream, after
+	 * it ended.
+	 * @param timer the stream's timer
+	 * @param action told the records, oldest first
+	 */
+	public void whenSpikesFinal(StreamTimer timer, Consumer<List<SpikeRecord>> action) {
+		Outstanding spikes = this.outstanding.get(timer);
+		if (spikes == null) {
+			action.accept(List.of());
+			return;
+		}
+		List<SpikeRecord> ready = spikes.whenFinal(action);
+		if (ready != null) {
+			this.outstanding.remove(timer);
+			action.accept(ready);
+		}
+	}
+
+	private void settled(StreamTimer timer, SpikeRecord record) {
+		Outstanding spikes = (timer != null) ? this.outstanding.get(timer) : null;
+		if (spikes == null) {
+			return;
+		}
+		Consumer<List<SpikeRecord>> action = spikes.settled(record);
+		if (action != null) {
+			this.outstanding.remove(timer);
+			try {
+				action.accept(spikes.records());
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Handing over a stream's final spikes failed; streams are unaffected", ex);
+			}
+		}
+	}
+
+	/** A stream's spikes on their way to final. */
+	private static final class Outstanding {
+
+		private final List<SpikeRecord> records = new ArrayList<>(2);
+
+		private int count;
+
+		private Consumer<List<SpikeRecord>> action;
+
+		synchronized void added() {
+			this.count++;
+		}
+
+		/** Returns the action to tell once this was the last one, else null. */
+		synchronized Consumer<List<SpikeRecord>> settled(SpikeRecord record) {
+			if (record != null) {
+				this.records.add(record);
+			}
+			this.count--;
+			return (this.count == 0) ? this.action : null;
+		}
+
+		/** Returns the records when all are final, else keeps the action for later. */
+		synchronized List<SpikeRecord> whenFinal(Consumer<List<SpikeRecord>> action) {
+			if (this.count > 0) {
+				this.action = action;
+				return null;
+			}
+			return records();
+		}
+
+		synchronized List<SpikeRecord> records() {
+			return List.copyOf(this.records);
+		}
+
 	}
 
 	private void attribute(Spike spike, PeerView peers) {
 		this.pending.decrementAndGet();
+		boolean handed = false;
 		try {
 			// A scrape or two may fail under load;
 			// older samples no longer describe the gap.
@@ -281,10 +390,14 @@ public final class SpikeAttributor implements AutoCloseable {
 			SpikeRecord record = SpikeRecord.of(spike, verdict, evidence);
 			keep(record);
 			log(record, evidence);
+			handed = true;
 			judged(peers.self(), new Judged(spike, record));
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Attributing a spike failed; streams are unaffected", ex);
+			if (!handed) {
+				settled(peers.self(), null);
+			}
 		}
 	}
 
@@ -425,6 +538,7 @@ public final class SpikeAttributor implements AutoCloseable {
 				}
 				this.meters.recordSpike(after.model(), after.cause(), after.position(),
 						judged.get(i).spike().gapNanos() / 1e9, after.traceId());
+				settled(timer, after);
 			}
 		}
 		catch (RuntimeException ex) {

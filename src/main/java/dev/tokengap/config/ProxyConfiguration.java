@@ -3,6 +3,8 @@ package dev.tokengap.config;
 import java.net.URI;
 import java.time.Duration;
 
+import io.micrometer.registry.otlp.OtlpMeterRegistry;
+import io.opentelemetry.api.trace.Tracer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -16,10 +18,12 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
+import dev.tokengap.attribution.SpikeAttributor;
 import dev.tokengap.backend.MetricsScraper;
 import dev.tokengap.backend.ServedModels;
 import dev.tokengap.metrics.BackendMeters;
 import dev.tokengap.metrics.BucketEdges;
+import dev.tokengap.metrics.GenAiMeters;
 import dev.tokengap.metrics.MetricsProperties;
 import dev.tokengap.metrics.ModelLabels;
 import dev.tokengap.metrics.RequestTracer;
@@ -35,6 +39,7 @@ import dev.tokengap.sim.DemoProperties;
 import dev.tokengap.sim.SimulatorProperties;
 import dev.tokengap.sim.SimulatorServer;
 import dev.tokengap.timing.NanoClock;
+import dev.tokengap.tracing.OtelRequestTracer;
 
 /**
  * Wires the proxy: the upstream (a real engine, or the in-process simulator in demo
@@ -117,13 +122,15 @@ class ProxyConfiguration {
 
 	@Bean
 	TokengapMeters tokengapMeters(PrometheusRegistry registry, MetricsProperties metrics, TokengapProperties properties,
-			NanoClock clock, ObjectProvider<MetricsScraper> scraper, ObjectProvider<BuildProperties> build) {
+			NanoClock clock, ObjectProvider<MetricsScraper> scraper, ObjectProvider<BuildProperties> build,
+			ObjectProvider<OtlpMeterRegistry> otlp) {
 		BucketEdges read = "auto".equals(metrics.buckets()) ? autoEdges(scraper.getObject()) : null;
 		BucketEdges edges = metrics.edges(read);
 		String profile = metrics.profileInUse(read);
 		logger.info("Histogram bucket edges (" + profile + "): " + edges);
 		TokengapMeters meters = new TokengapMeters(registry, edges, properties.stallThreshold().toNanos(), clock);
 		TokengapMeters.registerBuildInfo(registry, version(build.getIfAvailable()), profile);
+		otlp.ifAvailable((exported) -> meters.genAi(new GenAiMeters(exported, edges)));
 		return meters;
 	}
 
@@ -156,9 +163,17 @@ class ProxyConfiguration {
 		return loops;
 	}
 
+	/**
+	 * With span export on
+	 * ({@code management.opentelemetry.tracing.export.otlp.endpoint}), each request's
+	 * span, made by OpenTelemetry's SDK; else W3C trace context alone.
+	 */
 	@Bean
-	RequestTracer requestTracer(TracingProperties tracing) {
-		return new W3cRequestTracer(tracing.sampleRatio());
+	RequestTracer requestTracer(TracingProperties tracing, ObjectProvider<Tracer> spans,
+			ObjectProvider<SpikeAttributor> spikes) {
+		Tracer tracer = spans.getIfAvailable();
+		return (tracer != null) ? new OtelRequestTracer(tracer, spikes.getIfAvailable())
+				: new W3cRequestTracer(tracing.sampleRatio());
 	}
 
 	@Bean

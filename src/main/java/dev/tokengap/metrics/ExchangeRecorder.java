@@ -238,12 +238,20 @@ public final class ExchangeRecorder {
 			StreamMeters m = meters();
 			notifyObserver(choice, event);
 			long gap = this.timer.onContent(choice, event.arrivalNanos(), event.writeNanos());
+			GenAiMeters.Series genAi = m.genAi;
 			long now = event.writeNanos();
 			if (this.timer.contentEvents() == 1) {
-				m.ttft.observe(this.timer.timeToFirstTokenNanos() / 1e9, now, this.trace);
+				double ttft = this.timer.timeToFirstTokenNanos() / 1e9;
+				m.ttft.observe(ttft, now, this.trace);
+				if (genAi != null) {
+					genAi.timeToFirstChunk.record(ttft);
+				}
 			}
 			if (gap >= 0) {
 				m.itl.observe(gap / 1e9, now, this.trace);
+				if (genAi != null) {
+					genAi.timePerOutputChunk.record(gap / 1e9);
+				}
 				if (gap >= this.catalogue.stallNanos()) {
 					m.stalls.inc();
 				}
@@ -314,16 +322,21 @@ public final class ExchangeRecorder {
 			int sent = this.status;
 			m.countRequest((sent >= 0) ? sent : CLIENT_CLOSED);
 			this.timer.end();
+			boolean streamed = this.live || this.streamRequested;
+			StreamOutcome outcome = streamed ? outcome(cancelled) : null;
 			long end = this.completedNanos;
 			if (end >= 0) {
-				m.e2e.observe(Math.max(0, end - this.timer.startNanos()) / 1e9);
+				double e2e = Math.max(0, end - this.timer.startNanos()) / 1e9;
+				m.e2e.observe(e2e);
+				if (m.genAi != null) {
+					(streamed ? m.genAi.stream(outcome) : m.genAi.request(sent)).record(e2e);
+				}
 			}
 			if (this.live) {
 				m.ended(this.timer);
 				this.catalogue.gapObserver().streamEnded(this.timer);
 			}
-			if (this.live || this.streamRequested) {
-				StreamOutcome outcome = outcome(cancelled);
+			if (streamed) {
 				this.outcome = outcome;
 				m.outcome(outcome).inc();
 				if (outcome == StreamOutcome.COMPLETED) {
@@ -363,6 +376,9 @@ public final class ExchangeRecorder {
 			double tpot = this.timer.timePerOutputTokenSeconds(choice);
 			if (!Double.isNaN(tpot)) {
 				m.tpot.observe(tpot);
+				if (m.genAi != null) {
+					m.genAi.timePerOutputToken.record(tpot);
+				}
 			}
 		}
 		if (this.timer.gapCount() >= 1) {

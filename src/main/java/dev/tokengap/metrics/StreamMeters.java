@@ -45,6 +45,11 @@ public final class StreamMeters {
 
 	final CounterDataPoint smooth;
 
+	/**
+	 * The same observations under OpenTelemetry's GenAI names, or null when not exported.
+	 */
+	final GenAiMeters.Series genAi;
+
 	private final CounterDataPoint[] outcomes = new CounterDataPoint[StreamOutcome.values().length];
 
 	private final Set<StreamTimer> live = ConcurrentHashMap.newKeySet();
@@ -75,6 +80,8 @@ public final class StreamMeters {
 		this.engineQueue = catalogue.engineQueue().labelValues(model, e);
 		this.stalls = catalogue.stalls().labelValues(model, e);
 		this.smooth = catalogue.smooth().labelValues(model, e);
+		GenAiMeters genAi = catalogue.genAi();
+		this.genAi = (genAi != null) ? genAi.series(model, endpoint) : null;
 		for (StreamOutcome outcome : StreamOutcome.values()) {
 			this.outcomes[outcome.ordinal()] = catalogue.streams().labelValues(model, e, outcome.label());
 		}

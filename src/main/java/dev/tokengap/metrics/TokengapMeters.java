@@ -118,6 +118,8 @@ public final class TokengapMeters {
 
 	private volatile GapObserver gapObserver = GapObserver.NONE;
 
+	private volatile GenAiMeters genAi;
+
 	private final BucketEdges edges;
 
 	private final long stallNanos;
@@ -302,6 +304,19 @@ public final class TokengapMeters {
 
 	GapObserver gapObserver() {
 		return this.gapObserver;
+	}
+
+	/**
+	 * Also records every observation under OpenTelemetry's GenAI names; set before the
+	 * first request (the instruments are bound with each model and endpoint's meters).
+	 * @param genAi the GenAI catalogue, or null for none (the default)
+	 */
+	public void genAi(GenAiMeters genAi) {
+		this.genAi = genAi;
+	}
+
+	GenAiMeters genAi() {
+		return this.genAi;
 	}
 
 	public BucketEdges edges() {

@@ -55,7 +55,8 @@ final class AudioHandler {
 		}
 		String requestId = request.requestHeaders().get("X-Request-Id");
 		String id = idPrefix + ((requestId != null) ? requestId : CompletionHandler.randomId());
-		SequenceGroup group = new SequenceGroup(this.engine, (requestId != null) ? requestId : id, call, faults);
+		SequenceGroup group = new SequenceGroup(this.engine, (requestId != null) ? requestId : id, call, faults,
+				request.requestHeaders().get("traceparent"));
 		AudioStream shape = new AudioStream(call, id, object, System.currentTimeMillis() / 1000,
 				this.engine.properties().model());
 		return group.answer(response, (outputs) -> call.stream() ? SseResponder.stream(response, outputs, shape, faults)

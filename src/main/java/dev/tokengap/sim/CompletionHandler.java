@@ -56,7 +56,8 @@ final class CompletionHandler {
 		ContentPlan plan = ContentPlan.of(call, faults, this.engine.properties());
 		OpenAiJson json = new OpenAiJson(call, plan, id, System.currentTimeMillis() / 1000,
 				this.engine.properties().model());
-		SequenceGroup group = new SequenceGroup(this.engine, (requestId != null) ? requestId : id, call, faults);
+		SequenceGroup group = new SequenceGroup(this.engine, (requestId != null) ? requestId : id, call, faults,
+				request.requestHeaders().get("traceparent"));
 		return group.answer(response,
 				(outputs) -> call.stream() ? SseResponder.stream(response, outputs, new OpenAiStream(json), faults)
 						: whole(response, outputs, json),

@@ -41,7 +41,8 @@ final class MessagesHandler {
 		String id = "msg_" + ((requestId != null) ? requestId : CompletionHandler.randomId());
 		MessagesJson json = new MessagesJson(call, ContentPlan.of(call, faults, this.engine.properties()), id,
 				this.engine.properties().model());
-		SequenceGroup group = new SequenceGroup(this.engine, (requestId != null) ? requestId : id, call, faults);
+		SequenceGroup group = new SequenceGroup(this.engine, (requestId != null) ? requestId : id, call, faults,
+				request.requestHeaders().get("traceparent"));
 		return group.answer(response,
 				(outputs) -> call.stream() ? SseResponder.stream(response, outputs, new MessagesStream(json), faults)
 						: whole(response, outputs, json),

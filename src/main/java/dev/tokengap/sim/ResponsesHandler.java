@@ -45,7 +45,8 @@ final class ResponsesHandler {
 		String traceId = request.requestHeaders().get("X-Request-Id");
 		ResponsesJson json = new ResponsesJson(call, ContentPlan.of(call, faults, this.engine.properties()), id,
 				System.currentTimeMillis() / 1000, this.engine.properties().model());
-		SequenceGroup group = new SequenceGroup(this.engine, (traceId != null) ? traceId : id, call, faults);
+		SequenceGroup group = new SequenceGroup(this.engine, (traceId != null) ? traceId : id, call, faults,
+				request.requestHeaders().get("traceparent"));
 		return group.answer(response,
 				(outputs) -> call.stream() ? SseResponder.stream(response, outputs, new ResponsesStream(json), faults)
 						: whole(response, outputs, json),

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
+import io.opentelemetry.context.Context;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
@@ -26,12 +27,20 @@ final class SequenceGroup {
 
 	private final List<SimSequence> sequences;
 
+	private final CompletionRequest call;
+
+	private final Context parent;
+
 	/**
 	 * @param traceId the request's trace id; with {@code n > 1} choice i is traced as
 	 * {@code i_<traceId>}, as vLLM names its child requests
+	 * @param traceparent the request's W3C {@code traceparent}, or null: the parent of
+	 * each sequence's {@code llm_request} span when spans are exported
 	 */
-	SequenceGroup(SimEngine engine, String traceId, CompletionRequest call, FaultHeaders faults) {
+	SequenceGroup(SimEngine engine, String traceId, CompletionRequest call, FaultHeaders faults, String traceparent) {
 		this.engine = engine;
+		this.call = call;
+		this.parent = engine.spans().parent(traceparent);
 		this.sequences = new ArrayList<>(call.n());
 		for (int i = 0; i < call.n(); i++) {
 			String seed = (i == 0) ? call.promptText() : call.promptText() + '\u0000' + i;
@@ -93,15 +102,14 @@ final class SequenceGroup {
 	 */
 	private Flux<ChoiceOutput> merged() {
 		if (this.sequences.size() == 1) {
-			return this.sequences.get(0).outputs().map((token) -> new ChoiceOutput(0, token));
+			return traced(this.sequences.get(0)).map((token) -> new ChoiceOutput(0, token));
 		}
 		Sinks.Many<ChoiceOutput> merged = Sinks.many().unicast().onBackpressureBuffer();
 		AtomicInteger open = new AtomicInteger(this.sequences.size());
 		Disposable.Composite feeds = Disposables.composite();
 		for (int i = 0; i < this.sequences.size(); i++) {
 			int choice = i;
-			feeds.add(this.sequences.get(i)
-				.outputs()
+			feeds.add(traced(this.sequences.get(i))
 				.subscribe((token) -> merged.tryEmitNext(new ChoiceOutput(choice, token)), merged::tryEmitError, () -> {
 					if (open.decrementAndGet() == 0) {
 						merged.tryEmitComplete();
@@ -109,6 +117,23 @@ final class SequenceGroup {
 				}));
 		}
 		return merged.asFlux().doOnCancel(feeds::dispose);
+	}
+
+	/**
+	 * A sequence's outputs; its last one (which carries the engine's timestamps) ends its
+	 * span, on the engine thread, when spans are exported.
+	 */
+	private Flux<TokenOutput> traced(SimSequence sequence) {
+		LlmRequestSpans spans = this.engine.spans();
+		if (!spans.enabled()) {
+			return sequence.outputs();
+		}
+		return sequence.outputs().doOnNext((token) -> {
+			if (token.timings() != null) {
+				spans.finished(this.parent, sequence.traceId, this.call, token.timings(),
+						this.engine.properties().model());
+			}
+		});
 	}
 
 	void abort() {

@@ -52,6 +52,8 @@ public final class SimEngine {
 
 	private volatile boolean closed;
 
+	private final LlmRequestSpans spans;
+
 	// Written by the engine thread only, read by scrapes and tests.
 	private volatile int running;
 
@@ -72,6 +74,7 @@ public final class SimEngine {
 		this.vocabulary = new TokenVocabulary(properties.seed());
 		this.completion = new StepCompletion(properties, this.scheduler, this.metrics, this.trace,
 				new Random(properties.seed()));
+		this.spans = LlmRequestSpans.of(properties.otlpTracesEndpoint());
 		this.thread = new Thread(this::run, "tokengap-sim-engine");
 		this.thread.setDaemon(true);
 		this.thread.start();
@@ -119,6 +122,10 @@ public final class SimEngine {
 	/** The settings the engine runs with. */
 	public SimulatorProperties properties() {
 		return this.properties;
+	}
+
+	LlmRequestSpans spans() {
+		return this.spans;
 	}
 
 	TokenVocabulary vocabulary() {
@@ -186,6 +193,9 @@ public final class SimEngine {
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
+		}
+		finally {
+			this.spans.close();
 		}
 	}
 

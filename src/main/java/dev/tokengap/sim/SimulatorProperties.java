@@ -1,5 +1,6 @@
 package dev.tokengap.sim;
 
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 
@@ -72,6 +73,11 @@ import org.springframework.validation.annotation.Validated;
  * several prompts ({@code "metrics":null}, a stream's usage chunk drops it as vLLM's does
  * its nulls), left out for a request with {@code "include_metrics": false}. Off (the
  * default), no response has the key, as a vLLM without the feature
+ * @param otlpTracesEndpoint an OTLP/HTTP traces endpoint
+ * ({@code http://collector:4318/v1/traces}), as vLLM's {@code --otlp-traces-endpoint}:
+ * each finished request is exported as an {@code llm_request} span, child of its
+ * {@code traceparent}, with vLLM's {@code gen_ai.latency.*} and usage attributes; unset
+ * (the default), nothing is traced
  */
 @ConfigurationProperties("tokengap.sim")
 @Validated
@@ -91,7 +97,7 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 		@DefaultValue List<String> aliases, @DefaultValue List<String> loraAdapters,
 		@DefaultValue("0") @PositiveOrZero @Max(16) int numSpeculativeTokens,
 		@DefaultValue("0.7") @DecimalMin("0") @DecimalMax("1") double specAcceptanceRate,
-		@DefaultValue("false") boolean perRequestMetrics) {
+		@DefaultValue("false") boolean perRequestMetrics, URI otlpTracesEndpoint) {
 
 	public SimulatorProperties {
 		aliases = (aliases != null) ? List.copyOf(aliases) : List.of();
@@ -228,6 +234,8 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 
 		private boolean perRequestMetrics;
 
+		private URI otlpTracesEndpoint;
+
 		private Builder(SimulatorProperties p) {
 			this.port = p.port;
 			this.model = p.model;
@@ -253,6 +261,7 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			this.numSpeculativeTokens = p.numSpeculativeTokens;
 			this.specAcceptanceRate = p.specAcceptanceRate;
 			this.perRequestMetrics = p.perRequestMetrics;
+			this.otlpTracesEndpoint = p.otlpTracesEndpoint;
 		}
 
 		public Builder port(int port) {
@@ -375,13 +384,18 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 			return this;
 		}
 
+		public Builder otlpTracesEndpoint(URI otlpTracesEndpoint) {
+			this.otlpTracesEndpoint = otlpTracesEndpoint;
+			return this;
+		}
+
 		public SimulatorProperties build() {
 			return new SimulatorProperties(this.port, this.model, this.seed, this.maxNumSeqs, this.maxNumBatchedTokens,
 					this.chunkedPrefill, this.blockSize, this.numKvBlocks, this.stepFixedCost, this.stepCostPerSeq,
 					this.stepCostPerPrefillToken, this.defaultMaxTokens, this.maxModelLen, this.metricsDelay,
 					this.charsPerToken, this.traceCapacity, this.reasoningShare, this.maxNumQueuedReqs,
 					this.prefixCaching, this.aliases, this.loraAdapters, this.numSpeculativeTokens,
-					this.specAcceptanceRate, this.perRequestMetrics);
+					this.specAcceptanceRate, this.perRequestMetrics, this.otlpTracesEndpoint);
 		}
 
 	}
