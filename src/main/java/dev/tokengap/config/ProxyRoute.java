@@ -18,7 +18,7 @@ import dev.tokengap.proxy.ProxyHandler;
  * server applies route providers before the application's handler, which this route
  * leaves unreached; Spring's adapter would wrap both in its own types for every request
  * (a parse of the URI among them), which the proxy unwraps again at once (2.7 % of the
- * event loops' time at 2,000 requests/s, docs/performance-data/cpu-rate2000-session9.txt,
+ * event loops' time at 2,000 requests/s, docs/performance-data/cpu-rate2000-c217c72.txt,
  * 2 December 2026). A route costs Reactor Netty an iterator and one predicate test per
  * request. Only the application's context has route providers: the management port's
  * child context builds its server without them.
