@@ -15,6 +15,7 @@ import dev.tokengap.attribution.AttributionProperties;
 import dev.tokengap.backend.ScrapeProperties;
 import dev.tokengap.metrics.BackendMeters;
 import dev.tokengap.metrics.MetricsProperties;
+import dev.tokengap.metrics.TracingProperties;
 import dev.tokengap.proxy.ProxyProperties;
 import dev.tokengap.proxy.UpstreamClient;
 import dev.tokengap.proxy.UpstreamProperties;
@@ -92,7 +93,7 @@ class StartupModeTests {
 	@Configuration(proxyBeanMethods = false)
 	@EnableConfigurationProperties({ UpstreamProperties.class, ProxyProperties.class, MetricsProperties.class,
 			TokengapProperties.class, SimulatorProperties.class, DemoProperties.class, ScrapeProperties.class,
-			AttributionProperties.class })
+			AttributionProperties.class, TracingProperties.class })
 	static class Properties {
 
 		@Bean
