@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * prompts (KV pressure on a small pool), every fourth asking the simulated engine to
  * stall a step, and in every cycle of twelve one stream of each other shape and outcome
  * the contract knows (version 2), so that every dashboard and alert expression has data:
- * a {@code /v1/responses} and a {@code /v1/messages} stream, an in-band engine error
+ * a {@code /v1/responses} and a {@code /v1/messages} stream, a chat stream that asks for
+ * its usage (the engine's per-request metrics come with it), an in-band engine error
  * after token 3 ({@code engine_error}), and two refused requests ({@code invalid}): an
  * unknown model (404) and one whose {@code max_tokens} exceeds the model's length (400,
  * still labelled with the served model). It stops by itself after {@code maxDuration}, or
@@ -68,6 +69,7 @@ final class LoadDriver implements AutoCloseable {
 			case 0, 4, 8 -> completed(SseRequests.chat(baseUrl, maxTokens, PROMPT, "X-Sim-Engine-Stall", "12:600"));
 			case 1 -> completed(SseRequests.responses(baseUrl, maxTokens, PROMPT));
 			case 2 -> completed(SseRequests.messages(baseUrl, maxTokens, PROMPT));
+			case 3 -> completed(SseRequests.chatWithUsage(baseUrl, maxTokens, PROMPT));
 			case 5 -> inBandError(SseRequests.chat(baseUrl, maxTokens, PROMPT, "X-Sim-Error-After", "3"));
 			case 9 ->
 				refused(SseRequests.status(baseUrl, CHAT, SseRequests.chatBody("no-such-model", maxTokens, PROMPT)));

@@ -71,10 +71,11 @@ class PrometheusContainerTests {
 		network = Network.newNetwork();
 		// 48 blocks of 16 tokens for streams of ~150 + 60 tokens: the engine must
 		// preempt. One draft token per step, accepted half the time: the engine-health
-		// dashboard's speculative-decoding panel has data too.
+		// dashboard's speculative-decoding panel has data too. Per-request metrics, as
+		// vLLM's --enable-per-request-metrics: the outside-engine panel has data.
 		simulator = TokengapImage.simulator(network, "simulator", "--tokengap.sim.num-kv-blocks=48",
 				"--tokengap.sim.max-model-len=512", "--tokengap.sim.num-speculative-tokens=1",
-				"--tokengap.sim.spec-acceptance-rate=0.5");
+				"--tokengap.sim.spec-acceptance-rate=0.5", "--tokengap.sim.per-request-metrics=true");
 		tokengap = TokengapImage.proxy(network, "tokengap", "http://simulator:8000");
 		prometheus = new GenericContainer<>(DockerImageName.parse("prom/prometheus:v2.42.0")).withNetwork(network)
 			.withCopyToContainer(Transferable.of(ProjectFiles.read("docker/prometheus.yml")),

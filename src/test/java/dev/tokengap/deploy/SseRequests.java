@@ -46,6 +46,19 @@ final class SseRequests {
 	}
 
 	/** A streamed chat completion's body. */
+	/**
+	 * Streams a chat request that asks for the final usage chunk, as the OpenAI SDKs'
+	 * {@code stream_options} do: the engine's per-request metrics come on it.
+	 */
+	static List<String> chatWithUsage(String baseUrl, int maxTokens, String prompt) throws IOException {
+		String body = "{\"model\":\"" + TokengapImage.MODEL + "\",\"stream\":true,\"max_tokens\":" + maxTokens
+				+ ",\"stream_options\":{\"include_usage\":true},\"messages\":[{\"role\":\"user\",\"content\":\""
+				+ prompt + "\"}]}";
+		return stream(baseUrl, "/v1/chat/completions", body).stream()
+			.filter((line) -> line.startsWith("data:"))
+			.toList();
+	}
+
 	static String chatBody(String model, int maxTokens, String prompt) {
 		return "{\"model\":\"" + model + "\",\"stream\":true,\"max_tokens\":" + maxTokens
 				+ ",\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}";
