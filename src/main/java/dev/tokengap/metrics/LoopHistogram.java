@@ -170,13 +170,11 @@ final class LoopHistogram implements Collector {
 		 * @param trace the request's trace, or null
 		 */
 		void observe(double value, long nowNanos, RequestTrace trace) {
-			if (Double.isNaN(value)) {
-				return;
+			if (trace == null) {
+				observe(value);
 			}
-			int bucket = bucket(this.upperBounds, value);
-			add(bucket, value);
-			if (trace != null && claimExemplar(bucket, nowNanos)) {
-				keepExemplar(bucket, value, trace.traceId(), trace.spanId());
+			else {
+				observe(value, nowNanos, trace.traceId(), trace.spanId());
 			}
 		}
 
@@ -188,13 +186,17 @@ final class LoopHistogram implements Collector {
 		 * @param traceId the trace id, or null
 		 */
 		void observe(double value, long nowNanos, String traceId) {
+			observe(value, nowNanos, traceId, null);
+		}
+
+		private void observe(double value, long nowNanos, String traceId, String spanId) {
 			if (Double.isNaN(value)) {
 				return;
 			}
 			int bucket = bucket(this.upperBounds, value);
 			add(bucket, value);
 			if (traceId != null && claimExemplar(bucket, nowNanos)) {
-				keepExemplar(bucket, value, traceId, null);
+				keepExemplar(bucket, value, traceId, spanId);
 			}
 		}
 
