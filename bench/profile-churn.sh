@@ -14,7 +14,10 @@
 # AP_EXTRA=ann, marks each Java frame's kind (C2, C1, interpreted, inlined) for bench/profile_tiers.py.
 # FLOOR=http profiles the Netty floor proxy (bench/bare/NettyFloorProxy.java, as bench/overhead.sh
 # runs it) instead of the jar, under the same load, so that the two compare frame by frame;
-# FLOOR=http+tuned runs it with tokengap's Netty settings, as bench/overhead.sh does.
+# FLOOR=http+tuned runs it with tokengap's Netty settings, as bench/overhead.sh does; FLOOR=reactor
+# profiles the Reactor Netty relay (bench/bare/ReactorNettyRelay.java), the floor of tokengap's stack.
+# INTERVAL_MS [20] is the backend's gap between tokens: 1,000 streams of 200 tokens at 200 ms are
+#   INTERVAL_MS=200 bench/profile-churn.sh OUT.collapsed --mode fixed --concurrency 1000 --tokens 200
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "$1"); shift
@@ -36,15 +39,17 @@ jcmd=${JCMD:-${JAVA17%/java}/jcmd}
 agent=
 [ "${ATTACH:-warm}" = start ] && agent="-agentpath:$lib=start,$opts"
 rm -f "$out"
-"$NODE" bench/churn/backend.mjs --port 27600 --interval-ms 20 >"$work/backend.log" 2>&1 &
+"$NODE" bench/churn/backend.mjs --port 27600 --interval-ms "${INTERVAL_MS:-20}" >"$work/backend.log" 2>&1 &
 backend=$!
 if [ -n "${FLOOR:-}" ]; then
   [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
-  "$JAVA17" -Xmx256m ${agent:+"$agent"} -cp "$(cat target/bare-classpath.txt)" bench/bare/NettyFloorProxy.java \
+  program=NettyFloorProxy
+  [ "$FLOOR" = reactor ] && program=ReactorNettyRelay
+  "$JAVA17" -Xmx256m ${agent:+"$agent"} -cp "$(cat target/bare-classpath.txt)" "bench/bare/$program.java" \
     "$FLOOR" 27680 27600 >"$work/tokengap.log" 2>&1 &
   proxy=$!
   trap 'kill $proxy $backend 2>/dev/null || true' EXIT
-  until grep -qs NettyFloorProxy "$work/tokengap.log"; do sleep 0.5; done
+  until grep -qs "$program" "$work/tokengap.log"; do sleep 0.5; done
 else
   "$JAVA17" -Xmx256m \
     ${agent:+"$agent"} \
@@ -59,7 +64,7 @@ for phase in warmup:${WARMUP_S:-15} profile:20; do
     "$jcmd" $proxy JVMTI.agent_load "$lib" "\"start,$opts\"" >/dev/null
   fi
   "$NODE" bench/churn/client.mjs --url http://127.0.0.1:27680 --target "${phase%%:*}" "$@" \
-    --interval-ms 20 --seed 13 --round 1 --session profile --pids $proxy --backend-pids $backend \
+    --interval-ms "${INTERVAL_MS:-20}" --seed 13 --round 1 --session profile --pids $proxy --backend-pids $backend \
     --warmup-s 3 --measure-s "${phase#*:}" --out "$work/churn.jsonl" >/dev/null
 done
 [ -z "$agent" ] && "$jcmd" $proxy JVMTI.agent_load "$lib" "\"stop,$opts\"" >/dev/null
