@@ -1,9 +1,11 @@
 package dev.tokengap.attribution;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import dev.tokengap.timing.StreamTimer;
 
@@ -33,18 +35,73 @@ final class PeerStreams {
 	 */
 	static final int RECENTLY_ENDED = 512;
 
-	private final Map<StreamTimer, Peer> live = new ConcurrentHashMap<>();
+	/**
+	 * The live streams, each in a slot of its own, so that a scan reads them as one
+	 * array: a scan runs for every burst of spikes and reads every live stream, and a
+	 * hash map's nodes cost it a cache miss each. Slots are taken and freed under
+	 * {@link #lock}; a scan takes no lock and reads whichever array is current.
+	 */
+	private volatile AtomicReferenceArray<Peer> live = new AtomicReferenceArray<>(64);
+
+	/**
+	 * Slots in use or freed below this; a scan reads no further. Written under the lock.
+	 */
+	private volatile int liveEnd;
+
+	private final Object lock = new Object();
+
+	/** Each live stream's slot; under the lock. */
+	private final Map<StreamTimer, Integer> slots = new IdentityHashMap<>();
+
+	/** Freed slots, reused before {@link #liveEnd} grows; under the lock. */
+	private int[] freeSlots = new int[16];
+
+	private int freeCount;
 
 	private final Peer[] ended = new Peer[RECENTLY_ENDED];
 
 	private int endedNext;
 
 	void started(StreamTimer timer, String requestId, long promptTokens) {
-		this.live.put(timer, new Peer(timer, requestId, promptTokens));
+		Peer peer = new Peer(timer, requestId, promptTokens);
+		synchronized (this.lock) {
+			Integer taken = this.slots.get(timer);
+			int slot;
+			if (taken != null) {
+				slot = taken;
+			}
+			else if (this.freeCount > 0) {
+				slot = this.freeSlots[--this.freeCount];
+			}
+			else {
+				slot = this.liveEnd;
+				AtomicReferenceArray<Peer> current = this.live;
+				if (slot == current.length()) {
+					AtomicReferenceArray<Peer> grown = new AtomicReferenceArray<>(slot * 2);
+					for (int i = 0; i < slot; i++) {
+						grown.set(i, current.get(i));
+					}
+					this.live = grown;
+				}
+				this.liveEnd = slot + 1;
+			}
+			this.slots.put(timer, slot);
+			this.live.set(slot, peer);
+		}
 	}
 
 	void ended(StreamTimer timer) {
-		Peer peer = this.live.remove(timer);
+		Peer peer = null;
+		synchronized (this.lock) {
+			Integer slot = this.slots.remove(timer);
+			if (slot != null) {
+				peer = this.live.getAndSet(slot, null);
+				if (this.freeCount == this.freeSlots.length) {
+					this.freeSlots = Arrays.copyOf(this.freeSlots, this.freeCount * 2);
+				}
+				this.freeSlots[this.freeCount++] = slot;
+			}
+		}
 		if (peer != null) {
 			synchronized (this.ended) {
 				this.ended[this.endedNext] = peer;
@@ -60,8 +117,12 @@ final class PeerStreams {
 	 */
 	long lastContentNanos() {
 		long last = -1;
-		for (Peer peer : this.live.values()) {
-			last = Math.max(last, peer.timer().lastArrivalNanos());
+		AtomicReferenceArray<Peer> live = this.live;
+		for (int i = 0, end = Math.min(this.liveEnd, live.length()); i < end; i++) {
+			Peer peer = live.get(i);
+			if (peer != null) {
+				last = Math.max(last, peer.timer().lastArrivalNanos());
+			}
 		}
 		synchronized (this.ended) {
 			for (Peer peer : this.ended) {
@@ -73,6 +134,11 @@ final class PeerStreams {
 		return last;
 	}
 
+	/** One stream's gap, as {@link #during(List)} is asked about it. */
+	record Gap(StreamTimer self, long fromNanos, long toNanos) {
+
+	}
+
 	/**
 	 * What the other streams received during one stream's gap, taken as the gap closes:
 	 * the live ones, and those that ended inside it.
@@ -82,19 +148,98 @@ final class PeerStreams {
 	 * @return the view
 	 */
 	PeerView during(StreamTimer self, long fromNanos, long toNanos) {
-		Tally tally = new Tally(self, fromNanos, toNanos);
-		for (Peer peer : this.live.values()) {
-			tally.add(peer, true);
+		return during(List.of(new Gap(self, fromNanos, toNanos))).get(0);
+	}
+
+	/**
+	 * What the other streams received during each of several gaps, in one pass over the
+	 * streams: each stream's arrivals are read once for all the gaps, so a burst of
+	 * spikes costs one pass, not one per spike. Each view is what
+	 * {@link #during(StreamTimer, long, long)} gives for its gap.
+	 * @param gaps the gaps, any streams, any order
+	 * @return their views, in the same order
+	 */
+	List<PeerView> during(List<Gap> gaps) {
+		Tally[] tallies = new Tally[gaps.size()];
+		long earliest = Long.MAX_VALUE;
+		for (int i = 0; i < tallies.length; i++) {
+			Gap gap = gaps.get(i);
+			tallies[i] = new Tally(gap.self(), gap.fromNanos(), gap.toNanos());
+			earliest = Math.min(earliest, gap.fromNanos());
 		}
-		synchronized (this.ended) {
-			for (Peer peer : this.ended) {
-				if (peer != null && peer.timer().lastArrivalNanos() > fromNanos) {
-					tally.add(peer, false);
+		Arrivals arrivals = new Arrivals(earliest);
+		AtomicReferenceArray<Peer> live = this.live;
+		for (int i = 0, end = Math.min(this.liveEnd, live.length()); i < end; i++) {
+			Peer peer = live.get(i);
+			if (peer != null && arrivals.read(peer.timer())) {
+				for (Tally tally : tallies) {
+					tally.add(peer, true, arrivals);
 				}
 			}
 		}
-		return new PeerView(tally.decoding, tally.fed, tally.waiting, self,
-				longestQuiet(tally.covered) * (toNanos - fromNanos) / BINS);
+		synchronized (this.ended) {
+			for (Peer peer : this.ended) {
+				if (peer == null) {
+					continue;
+				}
+				long last = peer.timer().lastArrivalNanos();
+				if (last > earliest && arrivals.read(peer.timer())) {
+					for (Tally tally : tallies) {
+						if (last > tally.from) {
+							tally.add(peer, false, arrivals);
+						}
+					}
+				}
+			}
+		}
+		List<PeerView> views = new ArrayList<>(tallies.length);
+		for (Tally tally : tallies) {
+			views.add(new PeerView(tally.decoding, tally.fed, tally.waiting, tally.self,
+					longestQuiet(tally.covered) * (tally.to - tally.from) / BINS));
+		}
+		return views;
+	}
+
+	/**
+	 * One stream's recent arrivals, newest first, read once for every gap of a pass: down
+	 * to the first at or before the earliest gap's start, which is as far as any gap
+	 * reads.
+	 */
+	private static final class Arrivals {
+
+		private final long through;
+
+		private final long[] times = new long[StreamTimer.RECENT_ARRIVALS];
+
+		private int count;
+
+		private int events;
+
+		private boolean wrapped;
+
+		private long first;
+
+		Arrivals(long through) {
+			this.through = through;
+		}
+
+		/**
+		 * Reads one stream's.
+		 * @return false when it has had no content event
+		 */
+		boolean read(StreamTimer timer) {
+			this.first = timer.firstArrivalNanos();
+			if (this.first < 0) {
+				return false;
+			}
+			this.count = timer.recentArrivals(this.times, this.through);
+			// Read after the copy, from the count published with it: never fewer events
+			// than the copy holds.
+			this.events = timer.publishedContentEvents();
+			this.wrapped = timer.recentArrivalsWrapped();
+			return true;
+		}
+
 	}
 
 	/** The longest run of bins without an event, in bins. */
@@ -119,8 +264,6 @@ final class PeerStreams {
 
 		private final long window;
 
-		private final long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
-
 		private final List<PeerView.Waiting> waiting = new ArrayList<>(0);
 
 		/** Bit i: some other stream received content in the window's i-th 64th. */
@@ -137,35 +280,34 @@ final class PeerStreams {
 			this.window = Math.max(1, to - from);
 		}
 
-		void add(Peer peer, boolean live) {
-			StreamTimer timer = peer.timer();
-			long first = timer.firstArrivalNanos();
-			if (timer == this.self || first < 0) {
+		/**
+		 * Counts one other stream, from its arrivals (newest first, down to at least the
+		 * first at or before this gap's start).
+		 */
+		void add(Peer peer, boolean live, Arrivals read) {
+			if (peer.timer() == this.self) {
 				return;
 			}
-			int n = timer.recentArrivals(this.arrivals);
-			// Read after the copy, from the count published with it: never fewer events
-			// than the copy holds.
-			int events = timer.publishedContentEvents();
-			boolean wrapped = timer.recentArrivalsWrapped();
-			cover(n, wrapped);
-			if (first >= this.from) {
+			long[] arrivals = read.times;
+			int n = read.count;
+			cover(arrivals, n, read.wrapped);
+			if (read.first >= this.from) {
 				// Not decoding when the gap began (its prefill finished inside it): its
 				// events still show the engine stepping.
 				return;
 			}
 			this.decoding++;
-			if (receivedThroughout(this.arrivals, n, wrapped, this.from, live ? this.to : lastArrival(n),
+			if (receivedThroughout(arrivals, n, read.wrapped, this.from, live ? this.to : lastArrival(arrivals, n),
 					this.window)) {
 				this.fed++;
 				return;
 			}
-			int start = latestAtOrBefore(this.arrivals, n, this.from);
-			if (live && start >= 0 && this.arrivals[start] < this.from - this.window / 2) {
+			int start = latestAtOrBefore(arrivals, n, this.from);
+			if (live && start >= 0 && arrivals[start] < this.from - this.window / 2) {
 				// Silent since well before this gap began: preempted, perhaps, and
 				// waiting to be recomputed. If it has already resumed, when.
-				long resumed = (start > 0) ? this.arrivals[start - 1] : -1;
-				this.waiting.add(new PeerView.Waiting(peer, this.arrivals[start], resumed, events - start));
+				long resumed = (start > 0) ? arrivals[start - 1] : -1;
+				this.waiting.add(new PeerView.Waiting(peer, arrivals[start], resumed, read.events - start));
 			}
 		}
 
@@ -173,18 +315,18 @@ final class PeerStreams {
 		 * An ended stream's last arrival, up to the gap's end: one that ended after the
 		 * gap closed (the scan runs a little later) is judged as it was then.
 		 */
-		private long lastArrival(int n) {
-			return (n > 0) ? Math.min(this.arrivals[0], this.to) : this.to;
+		private long lastArrival(long[] arrivals, int n) {
+			return (n > 0) ? Math.min(arrivals[0], this.to) : this.to;
 		}
 
 		/**
 		 * Marks the bins the stream's events fall in; a ring that wrapped inside the
 		 * window covers its front.
 		 */
-		private void cover(int n, boolean wrapped) {
+		private void cover(long[] arrivals, int n, boolean wrapped) {
 			long oldestInside = -1;
 			for (int i = 0; i < n; i++) {
-				long arrival = this.arrivals[i];
+				long arrival = arrivals[i];
 				if (arrival <= this.from) {
 					oldestInside = -1;
 					break;
@@ -194,7 +336,7 @@ final class PeerStreams {
 				}
 				oldestInside = arrival;
 			}
-			if (wrapped && n == this.arrivals.length && oldestInside >= 0) {
+			if (wrapped && n == arrivals.length && oldestInside >= 0) {
 				int last = bin(Math.min(oldestInside, this.to - 1));
 				this.covered |= (last == BINS - 1) ? -1L : (1L << (last + 1)) - 1;
 			}

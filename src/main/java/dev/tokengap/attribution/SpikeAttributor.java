@@ -37,9 +37,10 @@ import dev.tokengap.timing.StreamTimer;
  * evidence, picks the cause, logs one line and keeps the last records. Nothing of it runs
  * on an event loop: its {@link #detector() detector} runs there and only hands each spike
  * over, through a bounded queue, to the scan thread ({@code tokengap-spike-scan}), which
- * looks at what the other streams received during the gap as soon as it takes the spike;
- * the attribution thread ({@code tokengap-attribution}) judges it one scrape interval
- * after its gap closed plus the scrape timeout.
+ * looks at what the other streams received during the gap within
+ * {@link #SCAN_BATCH_WINDOW} of taking the spike, reading them once for all the spikes
+ * that came meanwhile; the attribution thread ({@code tokengap-attribution}) judges it
+ * one scrape interval after its gap closed plus the scrape timeout.
  *
  * <pre>
  *  event loop ──(spike, stream)──▶ [hand-off, bounded] ──▶ scan thread: peers during the gap
@@ -65,6 +66,14 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	/** Spikes that may wait for the scan thread at most. */
 	static final int HAND_OFF_CAPACITY = 4096;
+
+	/**
+	 * How long the scan thread gathers spikes to read the other streams once for all of
+	 * them. Reading a gap's peers this much after it closed reads the same: their
+	 * arrivals after the gap's end are ignored, their rings keep their last 64 events,
+	 * and the spike is judged only after the next engine scrape anyway.
+	 */
+	static final Duration SCAN_BATCH_WINDOW = Duration.ofMillis(20);
 
 	/**
 	 * Streams whose judged spikes wait for their end at most; the oldest is closed early.
@@ -172,7 +181,7 @@ public final class SpikeAttributor implements AutoCloseable {
 			thread.setDaemon(true);
 			return thread;
 		});
-		this.handOff = new SpikeHandOff(handOffCapacity, this::scan, scanThread);
+		this.handOff = new SpikeHandOff(handOffCapacity, SCAN_BATCH_WINDOW, this::scan, scanThread);
 	}
 
 	/**
@@ -237,12 +246,20 @@ public final class SpikeAttributor implements AutoCloseable {
 		schedule(() -> unattributed(spike, self), 0, self);
 	}
 
-	/** On the scan thread: what the other streams received during the gap. */
-	private void scan(SpikeHandOff.Handed handed) {
-		Spike spike = handed.spike();
-		PeerView peers = this.peers.during(handed.self(), spike.previousArrivalNanos(), spike.arrivalNanos());
-		schedule(() -> attribute(spike, peers), spike.arrivalNanos() + this.delayNanos - this.clock.nanoTime(),
-				handed.self());
+	/** On the scan thread: what the other streams received during each gap. */
+	private void scan(List<SpikeHandOff.Handed> batch) {
+		List<PeerStreams.Gap> gaps = new ArrayList<>(batch.size());
+		for (SpikeHandOff.Handed handed : batch) {
+			Spike spike = handed.spike();
+			gaps.add(new PeerStreams.Gap(handed.self(), spike.previousArrivalNanos(), spike.arrivalNanos()));
+		}
+		List<PeerView> views = this.peers.during(gaps);
+		for (int i = 0; i < views.size(); i++) {
+			Spike spike = batch.get(i).spike();
+			PeerView peers = views.get(i);
+			schedule(() -> attribute(spike, peers), spike.arrivalNanos() + this.delayNanos - this.clock.nanoTime(),
+					batch.get(i).self());
+		}
 	}
 
 	private void schedule(Runnable judge, long delayNanos, StreamTimer self) {

@@ -1,5 +1,8 @@
 package dev.tokengap.attribution;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ThreadFactory;
@@ -14,12 +17,18 @@ import dev.tokengap.timing.StreamTimer;
 /**
  * The event loops' hand-off of spikes to the one thread that looks at the other streams
  * for them: a bounded queue the loops offer to, which never blocks them (a full queue
- * refuses the spike at once), drained in order by one daemon thread.
+ * refuses the spike at once), drained in order by one daemon thread, in batches.
  *
  * <pre>
- *  event loops ── offer(spike, stream) ──▶ [ bounded queue ] ──▶ scan thread: scanner
+ *  event loops ── offer(spike, stream) ──▶ [ bounded queue ] ──▶ scan thread: scanner(batch)
  *               (refused when full)
  * </pre>
+ *
+ * Having taken a spike, the scan thread waits a short batch window and takes every spike
+ * that came meanwhile with it, so that the scanner reads the other streams once for all
+ * of them. Spikes come in bursts (a stall of the engine is a spike on every stream it
+ * serves), and a scan costs one read of every live stream: without batches, a thousand
+ * streams' spikes would cost a million reads.
  */
 final class SpikeHandOff implements AutoCloseable {
 
@@ -37,7 +46,12 @@ final class SpikeHandOff implements AutoCloseable {
 
 	private final BlockingQueue<Handed> queue;
 
-	private final Consumer<Handed> scanner;
+	/** The most spikes one batch holds. */
+	static final int MAX_BATCH = 256;
+
+	private final Consumer<List<Handed>> scanner;
+
+	private final long batchWindowNanos;
 
 	private final Thread thread;
 
@@ -46,11 +60,14 @@ final class SpikeHandOff implements AutoCloseable {
 	/**
 	 * Starts the scan thread.
 	 * @param capacity the spikes that may wait at most
-	 * @param scanner told each spike, in order, on the scan thread
+	 * @param batchWindow how long the scan thread waits, after taking a spike, for others
+	 * to scan with it
+	 * @param scanner told each batch of spikes, in order, on the scan thread
 	 * @param threads makes the scan thread
 	 */
-	SpikeHandOff(int capacity, Consumer<Handed> scanner, ThreadFactory threads) {
+	SpikeHandOff(int capacity, Duration batchWindow, Consumer<List<Handed>> scanner, ThreadFactory threads) {
 		this.queue = new ArrayBlockingQueue<>(capacity);
+		this.batchWindowNanos = batchWindow.toNanos();
 		this.scanner = scanner;
 		this.thread = threads.newThread(this::drain);
 		this.thread.setDaemon(true);
@@ -83,20 +100,25 @@ final class SpikeHandOff implements AutoCloseable {
 	}
 
 	private void drain() {
+		List<Handed> batch = new ArrayList<>();
 		while (!this.closed) {
-			Handed handed;
 			try {
-				handed = this.queue.take();
+				batch.add(this.queue.take());
+				if (this.batchWindowNanos > 0) {
+					TimeUnit.NANOSECONDS.sleep(this.batchWindowNanos);
+				}
 			}
 			catch (InterruptedException ex) {
 				return;
 			}
+			this.queue.drainTo(batch, MAX_BATCH - 1);
 			try {
-				this.scanner.accept(handed);
+				this.scanner.accept(batch);
 			}
 			catch (RuntimeException ex) {
-				logger.warn("Looking at the other streams for a spike failed; streams are unaffected", ex);
+				logger.warn("Looking at the other streams for spikes failed; streams are unaffected", ex);
 			}
+			batch.clear();
 		}
 	}
 

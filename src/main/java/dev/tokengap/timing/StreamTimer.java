@@ -191,6 +191,19 @@ public final class StreamTimer {
 	 * @return how many were copied
 	 */
 	public int recentArrivals(long[] into) {
+		return recentArrivals(into, Long.MIN_VALUE);
+	}
+
+	/**
+	 * Copies the upstream arrivals of the stream's most recent content events, newest
+	 * first, down to the first at or before {@code through} (copied too, as the last):
+	 * what a reader of one window needs, and no older. Safe from any thread, as
+	 * {@link #recentArrivals(long[])}.
+	 * @param into where to copy them; at most its length are copied
+	 * @param through the copy ends with the first arrival at or before this
+	 * @return how many were copied
+	 */
+	public int recentArrivals(long[] into, long through) {
 		int count = (int) RECENT_COUNT.getAcquire(this);
 		long[] ring = this.recentArrivals;
 		if (ring == null) {
@@ -204,6 +217,9 @@ public final class StreamTimer {
 				return i;
 			}
 			into[i] = arrival;
+			if (arrival <= through) {
+				return i + 1;
+			}
 			newer = arrival;
 		}
 		return n;

@@ -1,6 +1,7 @@
 package dev.tokengap.attribution;
 
 import java.util.Arrays;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
@@ -135,6 +136,73 @@ class PeerStreamsTests {
 		StreamTimer other = stream("other", 100, every(900, 1000, 20));
 		this.peers.ended(other);
 		assertThat(this.peers.during(self, 1000 * MS, 2000 * MS).decoding()).isZero();
+	}
+
+	@Test
+	void gapsReadInOnePassSeeWhatEachSeesAlone() {
+		// A stall at 1,000 to 1,600 ms that "slow" shares, a gap of "fed" at 2,000 to
+		// 2,400 ms that the others filled, "waiting" silent since 400 ms, and a stream
+		// that ended inside the second gap.
+		StreamTimer stalled = stream("stalled", 100, 980, 1000, 1600);
+		StreamTimer slow = stream("slow", 100, 985, 1005, 1605, 1625);
+		StreamTimer fed = stream("fed", 100, every(1600, 2000, 20));
+		stream("beside", 100, every(900, 2500, 20));
+		stream("waiting", 3000, every(100, 400, 20));
+		StreamTimer ended = stream("ended", 100, every(1900, 2200, 20));
+		this.peers.ended(ended);
+		List<PeerStreams.Gap> gaps = List.of(new PeerStreams.Gap(stalled, 1000 * MS, 1600 * MS),
+				new PeerStreams.Gap(fed, 2000 * MS, 2400 * MS), new PeerStreams.Gap(slow, 1005 * MS, 1605 * MS),
+				new PeerStreams.Gap(stalled, 300 * MS, 980 * MS));
+		List<PeerView> together = this.peers.during(gaps);
+		assertThat(together).hasSize(gaps.size());
+		for (int i = 0; i < gaps.size(); i++) {
+			PeerStreams.Gap gap = gaps.get(i);
+			PeerView alone = this.peers.during(gap.self(), gap.fromNanos(), gap.toNanos());
+			PeerView view = together.get(i);
+			assertThat(view.decoding()).as("decoding, gap %d", i).isEqualTo(alone.decoding());
+			assertThat(view.fed()).as("fed, gap %d", i).isEqualTo(alone.fed());
+			assertThat(view.quietNanos()).as("quiet, gap %d", i).isEqualTo(alone.quietNanos());
+			assertThat(view.self()).isSameAs(gap.self());
+			assertThat(view.waiting()).as("waiting, gap %d", i)
+				.extracting((waiting) -> waiting.peer().requestId(), PeerView.Waiting::silentSinceNanos,
+						(waiting) -> waiting.resumedNanos(new long[StreamTimer.RECENT_ARRIVALS]),
+						PeerView.Waiting::eventsBefore)
+				.containsExactlyInAnyOrderElementsOf(alone.waiting()
+					.stream()
+					.map((waiting) -> org.assertj.core.groups.Tuple.tuple(waiting.peer().requestId(),
+							waiting.silentSinceNanos(), waiting.resumedNanos(new long[StreamTimer.RECENT_ARRIVALS]),
+							waiting.eventsBefore()))
+					.toList());
+		}
+		assertThat(together.get(0).waiting()).as("the stream silent since 400 ms, in the stall").hasSize(1);
+		assertThat(together.get(1).fed()).as("the others kept receiving during the second gap").isEqualTo(2);
+		assertThat(together.get(1).decoding()).as("all but the gap's own stream had begun").isEqualTo(5);
+		assertThat(together.get(1).waiting()).as("silent since 1,625 ms or before").hasSize(3);
+	}
+
+	@Test
+	void streamsThatEndFreeTheirPlaceForOthersAndAreNoLongerLive() {
+		StreamTimer self = stream("self", 100, 980, 1000);
+		List<StreamTimer> all = new java.util.ArrayList<>();
+		for (int i = 0; i < 300; i++) {
+			all.add(stream("s" + i, 100, every(900, 1600, 20)));
+		}
+		for (int i = 0; i < 300; i += 2) {
+			this.peers.ended(all.get(i));
+		}
+		for (int i = 0; i < 100; i++) {
+			stream("t" + i, 100, every(900, 1600, 20));
+		}
+		// 150 left, 100 joined; those that ended are read as ended streams, of which
+		// the last 512 are kept: all 150 here.
+		PeerView view = this.peers.during(self, 1000 * MS, 1600 * MS);
+		assertThat(view.decoding()).isEqualTo(150 + 100 + 150);
+		for (int i = 1; i < 300; i += 2) {
+			this.peers.ended(all.get(i));
+		}
+		this.peers.ended(self);
+		assertThat(this.peers.during(self, 1000 * MS, 1600 * MS).decoding()).as("the 100 live, and 300 ended")
+			.isEqualTo(100 + 300);
 	}
 
 }

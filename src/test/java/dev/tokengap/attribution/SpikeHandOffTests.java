@@ -14,8 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The event loops' hand-off of spikes: taken on the hand-off's own thread, in order; a
- * full queue refuses at once and loses nothing it took.
+ * The event loops' hand-off of spikes: taken on the hand-off's own thread, in order and
+ * in batches; a full queue refuses at once and loses nothing it took.
  */
 class SpikeHandOffTests {
 
@@ -24,6 +24,8 @@ class SpikeHandOffTests {
 	private final List<String> scanned = new CopyOnWriteArrayList<>();
 
 	private final List<Thread> threads = new CopyOnWriteArrayList<>();
+
+	private final List<List<String>> batches = new CopyOnWriteArrayList<>();
 
 	private final CountDownLatch release = new CountDownLatch(1);
 
@@ -40,7 +42,7 @@ class SpikeHandOffTests {
 
 	@Test
 	void aSpikeOfferedOnAnEventLoopIsScannedOnTheHandOffsThreadNeverTheLoop() throws Exception {
-		this.handOff = new SpikeHandOff(4, this::record, (task) -> new Thread(task, "scan"));
+		this.handOff = new SpikeHandOff(4, Duration.ZERO, this::record, (task) -> new Thread(task, "scan"));
 		Thread loopThread = this.loop.submit(() -> {
 			assertThat(this.handOff.offer(spike("one"), null)).isTrue();
 			return Thread.currentThread();
@@ -54,9 +56,9 @@ class SpikeHandOffTests {
 
 	@Test
 	void aFullHandOffRefusesAtOnceAndLosesNothingItTook() throws Exception {
-		this.handOff = new SpikeHandOff(2, (handed) -> {
+		this.handOff = new SpikeHandOff(2, Duration.ZERO, (batch) -> {
 			awaitRelease();
-			record(handed);
+			record(batch);
 		}, (task) -> new Thread(task, "scan"));
 		assertThat(this.handOff.offer(spike("one"), null)).isTrue();
 		// the scan thread has taken the first and waits: two more fill the queue
@@ -72,8 +74,38 @@ class SpikeHandOffTests {
 	}
 
 	@Test
+	void spikesThatComeWithinTheBatchWindowAreScannedTogetherInOrder() throws Exception {
+		this.handOff = new SpikeHandOff(8, Duration.ofMillis(500), this::record, (task) -> new Thread(task, "scan"));
+		this.loop
+			.submit(() -> this.handOff.offer(spike("one"), null) && this.handOff.offer(spike("two"), null)
+					&& this.handOff.offer(spike("three"), null))
+			.get(5, TimeUnit.SECONDS);
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.scanned.size() == 3);
+		assertThat(this.batches).containsExactly(List.of("one", "two", "three"));
+		this.loop.submit(() -> this.handOff.offer(spike("four"), null)).get(5, TimeUnit.SECONDS);
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.scanned.size() == 4);
+		assertThat(this.batches).containsExactly(List.of("one", "two", "three"), List.of("four"));
+	}
+
+	@Test
+	void aBatchHoldsAtMostItsBoundAndTheRestFollowInTheNext() throws Exception {
+		int offered = SpikeHandOff.MAX_BATCH + 10;
+		this.handOff = new SpikeHandOff(offered, Duration.ofMillis(500), this::record,
+				(task) -> new Thread(task, "scan"));
+		this.loop.submit(() -> {
+			for (int i = 0; i < offered; i++) {
+				assertThat(this.handOff.offer(spike("s" + i), null)).isTrue();
+			}
+		}).get(5, TimeUnit.SECONDS);
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.scanned.size() == offered);
+		assertThat(this.batches).extracting(List::size).containsExactly(SpikeHandOff.MAX_BATCH, 10);
+		assertThat(this.scanned).first().isEqualTo("s0");
+		assertThat(this.scanned).last().isEqualTo("s" + (offered - 1));
+	}
+
+	@Test
 	void aClosedHandOffStopsItsThreadAndTakesNothingMore() {
-		this.handOff = new SpikeHandOff(4, this::record, (task) -> {
+		this.handOff = new SpikeHandOff(4, Duration.ZERO, this::record, (task) -> {
 			Thread thread = new Thread(task, "scan");
 			this.threads.add(thread);
 			return thread;
@@ -83,9 +115,12 @@ class SpikeHandOffTests {
 		assertThat(this.handOff.offer(spike("late"), null)).isFalse();
 	}
 
-	private void record(SpikeHandOff.Handed handed) {
+	private void record(List<SpikeHandOff.Handed> batch) {
 		this.threads.add(Thread.currentThread());
-		this.scanned.add(handed.spike().requestId());
+		this.batches.add(batch.stream().map((handed) -> handed.spike().requestId()).toList());
+		for (SpikeHandOff.Handed handed : batch) {
+			this.scanned.add(handed.spike().requestId());
+		}
 	}
 
 	private void awaitRelease() {

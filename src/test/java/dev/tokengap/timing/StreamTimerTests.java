@@ -181,6 +181,21 @@ class StreamTimerTests {
 	}
 
 	@Test
+	void copiesArrivalsOnlyDownToTheFirstAtOrBeforeAnInstant() {
+		for (int i = 0; i < 100; i++) {
+			this.timer.onContent(0, i * MS, i * MS + 1);
+		}
+		long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
+		assertThat(this.timer.recentArrivals(arrivals, 96 * MS)).isEqualTo(4);
+		assertThat(arrivals).startsWith(99 * MS, 98 * MS, 97 * MS, 96 * MS);
+		assertThat(this.timer.recentArrivals(arrivals, 96 * MS + 1)).as("the first before it ends the copy")
+			.isEqualTo(4);
+		assertThat(this.timer.recentArrivals(arrivals, 99 * MS)).isEqualTo(1);
+		assertThat(this.timer.recentArrivals(arrivals, 10 * MS)).as("older than the ring: all it keeps").isEqualTo(64);
+		assertThat(arrivals[63]).isEqualTo(36 * MS);
+	}
+
+	@Test
 	void keepsTheEnginesFirstReport() {
 		EngineReport first = new EngineReport(1, 2, 3, 4, -1);
 		this.timer.engineReported(first);
