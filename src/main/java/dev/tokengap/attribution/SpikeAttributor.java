@@ -136,6 +136,11 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	private final SpikeHandOff handOff;
 
+	/** The engine sample {@link #prefillRate} was learned at; attribution thread only. */
+	private EngineSample prefillRateAt;
+
+	private Double prefillRate;
+
 	private final LinkedList<SpikeRecord> records = new LinkedList<>();
 
 	private volatile boolean dropLogged;
@@ -402,7 +407,7 @@ public final class SpikeAttributor implements AutoCloseable {
 					this.firstTokens.between(spike.previousArrivalNanos(),
 							spike.arrivalNanos() + Math.min(spike.upstreamGapNanos() / 4, 50_000_000L)),
 					this.firstTokens::between, peers, resumed, heldBack(spike, peers.self()), pace(spike, peers.self()),
-					PrefillRate.learned(this.history, this.properties.prefillTokens()));
+					prefillRate());
 			CauseRules.Verdict verdict = CauseRules.verdict(spike, evidence, this.properties);
 			SpikeRecord record = SpikeRecord.of(spike, verdict, evidence);
 			keep(record);
@@ -605,6 +610,20 @@ public final class SpikeAttributor implements AutoCloseable {
 								? " (" + skipped + " earlier spikes not logged: over "
 										+ this.properties.logLinesPerSecond() + " lines/s; all are counted and kept)"
 								: ""));
+	}
+
+	/**
+	 * The engine's learned prefill rate, read again only when a new engine sample came:
+	 * it reads the whole history, and spikes come in bursts between two scrapes. On the
+	 * attribution thread only.
+	 */
+	private Double prefillRate() {
+		EngineSample latest = this.history.latest();
+		if (latest == null || latest != this.prefillRateAt) {
+			this.prefillRate = PrefillRate.learned(this.history, this.properties.prefillTokens());
+			this.prefillRateAt = latest;
+		}
+		return this.prefillRate;
 	}
 
 	private void replace(SpikeRecord before, SpikeRecord after) {
