@@ -1,12 +1,11 @@
 package dev.tokengap.attribution;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
-import java.util.LinkedList;
 import java.util.List;
-import java.util.ListIterator;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -69,11 +68,15 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	/**
 	 * How long the scan thread gathers spikes to read the other streams once for all of
-	 * them. Reading a gap's peers this much after it closed reads the same: their
-	 * arrivals after the gap's end are ignored, their rings keep their last 64 events,
-	 * and the spike is judged only after the next engine scrape anyway.
+	 * them: a pass reads every live stream, so a burst of spikes (at 1,000 streams of 200
+	 * ms per token, some 125 a second) costs one pass per window, not one per spike.
+	 * Reading a gap's peers this much after it closed reads the same, since their
+	 * arrivals after the gap's end are ignored, as long as their rings (the last 64
+	 * events) still reach back to its start: at 100 events a second, for gaps up to 540
+	 * ms; a ring that no longer does is read as a stream that received throughout. The
+	 * spike is judged only after the next engine scrape anyway.
 	 */
-	static final Duration SCAN_BATCH_WINDOW = Duration.ofMillis(20);
+	static final Duration SCAN_BATCH_WINDOW = Duration.ofMillis(100);
 
 	/**
 	 * Streams whose judged spikes wait for their end at most; the oldest is closed early.
@@ -136,12 +139,19 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	private final SpikeHandOff handOff;
 
-	/** The engine sample {@link #prefillRate} was learned at; attribution thread only. */
-	private EngineSample prefillRateAt;
+	/**
+	 * The history's {@link EngineHistory#appendedCount() count} {@link #prefillRate} was
+	 * learned at, -1 before the first; attribution thread only.
+	 */
+	private long prefillRateAt = -1;
 
 	private Double prefillRate;
 
-	private final LinkedList<SpikeRecord> records = new LinkedList<>();
+	/** How often {@link #prefillRate} was learned from the whole history, for tests. */
+	private final AtomicLong prefillRateReads = new AtomicLong();
+
+	/** The last records, newest first; under its own lock. */
+	private final ArrayDeque<Kept> records = new ArrayDeque<>();
 
 	private volatile boolean dropLogged;
 
@@ -223,8 +233,26 @@ public final class SpikeAttributor implements AutoCloseable {
 		return this.detector;
 	}
 
-	/** A judged spike, kept until its stream ends. */
-	record Judged(Spike spike, SpikeRecord record) {
+	/**
+	 * A judged spike, kept until its stream ends, and where its record is kept among the
+	 * last ones (corrected there in place).
+	 */
+	record Judged(Spike spike, SpikeRecord record, Kept kept) {
+
+		Judged(Spike spike, SpikeRecord record) {
+			this(spike, record, new Kept(record));
+		}
+
+	}
+
+	/** One of the last records: its latest version. */
+	static final class Kept {
+
+		private SpikeRecord record;
+
+		Kept(SpikeRecord record) {
+			this.record = record;
+		}
 
 	}
 
@@ -292,10 +320,10 @@ public final class SpikeAttributor implements AutoCloseable {
 		boolean handed = false;
 		try {
 			SpikeRecord record = SpikeRecord.unattributed(spike);
-			keep(record);
+			Kept kept = keep(record);
 			log(record, record.evidence());
 			handed = true;
-			judged(timer, new Judged(spike, record));
+			judged(timer, new Judged(spike, record, kept));
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Keeping an unattributed spike failed; streams are unaffected", ex);
@@ -410,10 +438,10 @@ public final class SpikeAttributor implements AutoCloseable {
 					prefillRate());
 			CauseRules.Verdict verdict = CauseRules.verdict(spike, evidence, this.properties);
 			SpikeRecord record = SpikeRecord.of(spike, verdict, evidence);
-			keep(record);
+			Kept kept = keep(record);
 			log(record, evidence);
 			handed = true;
-			judged(peers.self(), new Judged(spike, record));
+			judged(peers.self(), new Judged(spike, record, kept));
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Attributing a spike failed; streams are unaffected", ex);
@@ -550,7 +578,7 @@ public final class SpikeAttributor implements AutoCloseable {
 			for (int i = 0; i < judged.size(); i++) {
 				SpikeRecord before = judged.get(i).record();
 				SpikeRecord after = ((records != null) ? records.get(i) : before).placed(length(timer, before));
-				replace(before, after);
+				replace(judged.get(i).kept(), after);
 				if (after != before) {
 					if (!after.cause().equals(before.cause()) && logger.isInfoEnabled()
 							&& this.logLimiter.tryAcquire() >= 0) {
@@ -618,32 +646,39 @@ public final class SpikeAttributor implements AutoCloseable {
 	 * attribution thread only.
 	 */
 	private Double prefillRate() {
-		EngineSample latest = this.history.latest();
-		if (latest == null || latest != this.prefillRateAt) {
+		// Read before the history: a sample appended meanwhile is read again next time.
+		long appended = this.history.appendedCount();
+		if (appended != this.prefillRateAt) {
 			this.prefillRate = PrefillRate.learned(this.history, this.properties.prefillTokens());
-			this.prefillRateAt = latest;
+			this.prefillRateAt = appended;
+			this.prefillRateReads.incrementAndGet();
 		}
 		return this.prefillRate;
 	}
 
-	private void replace(SpikeRecord before, SpikeRecord after) {
+	/**
+	 * @return how often the prefill rate was learned from the whole history so far
+	 */
+	long prefillRateReads() {
+		return this.prefillRateReads.get();
+	}
+
+	/** Corrects a record in place, if it is still among the last ones. */
+	private void replace(Kept kept, SpikeRecord after) {
 		synchronized (this.records) {
-			for (ListIterator<SpikeRecord> it = this.records.listIterator(); it.hasNext();) {
-				if (it.next() == before) {
-					it.set(after);
-					return;
-				}
-			}
+			kept.record = after;
 		}
 	}
 
-	private void keep(SpikeRecord record) {
+	private Kept keep(SpikeRecord record) {
+		Kept kept = new Kept(record);
 		synchronized (this.records) {
-			this.records.addFirst(record);
+			this.records.addFirst(kept);
 			while (this.records.size() > this.properties.history()) {
 				this.records.removeLast();
 			}
 		}
+		return kept;
 	}
 
 	/**
@@ -651,7 +686,11 @@ public final class SpikeAttributor implements AutoCloseable {
 	 */
 	public List<SpikeRecord> records() {
 		synchronized (this.records) {
-			return new ArrayList<>(this.records);
+			List<SpikeRecord> records = new ArrayList<>(this.records.size());
+			for (Kept kept : this.records) {
+				records.add(kept.record);
+			}
+			return records;
 		}
 	}
 

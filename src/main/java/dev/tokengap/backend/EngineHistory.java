@@ -129,6 +129,26 @@ public final class EngineHistory {
 	}
 
 	/**
+	 * How many samples were ever appended: it changes exactly when the history does, so a
+	 * figure computed from the whole history holds until it changes.
+	 * @return the count
+	 */
+	public long appendedCount() {
+		long stamp = this.lock.tryOptimisticRead();
+		long count = this.appended;
+		if (!this.lock.validate(stamp)) {
+			stamp = this.lock.readLock();
+			try {
+				count = this.appended;
+			}
+			finally {
+				this.lock.unlockRead(stamp);
+			}
+		}
+		return count;
+	}
+
+	/**
 	 * The newest sample.
 	 * @return the sample, or {@code null} when none was appended
 	 */

@@ -201,6 +201,35 @@ class SpikeAttributorTests {
 		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(1));
 	}
 
+	/**
+	 * The engine's prefill rate is learned from its whole history (1,200 samples at most)
+	 * once for each sample the scraper adds, not once for each spike: spikes come in
+	 * bursts between two scrapes.
+	 */
+	@Test
+	void thePrefillRateIsLearnedOnceForEachNewEngineSampleNotForEachSpike() {
+		long start = System.nanoTime();
+		for (long at = -100; at <= 2000; at += 50) {
+			this.history.append(sample(start + TimeUnit.MILLISECONDS.toNanos(at), at));
+		}
+		stream("chatcmpl-a", 10, start);
+		stream("chatcmpl-b", 12, start);
+		stream("chatcmpl-c", 14, start);
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(3));
+		assertThat(this.attributor.prefillRateReads()).isEqualTo(1);
+		this.history.append(sample(start + TimeUnit.MILLISECONDS.toNanos(2050), 2050));
+		stream("chatcmpl-d", 10, start);
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(4));
+		assertThat(this.attributor.prefillRateReads()).as("read again after the new sample").isEqualTo(2);
+	}
+
+	/** An engine sample with prefill histograms that rise with time. */
+	private static EngineSample sample(long nanos, long atMillis) {
+		double requests = atMillis / 50.0;
+		return new EngineSample(nanos, 2, 0, Double.NaN, 0.5, 0, 1000, 500, 0, 1000, requests * 0.4, requests,
+				requests * 2000, requests, 0);
+	}
+
 	private void stream(String id, int spikeAfter) {
 		stream(id, spikeAfter, null, System.nanoTime());
 	}

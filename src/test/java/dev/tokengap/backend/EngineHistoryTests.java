@@ -75,6 +75,18 @@ class EngineHistoryTests {
 	}
 
 	@Test
+	void countsTheSamplesAppendedSoThatAFigureOfTheWholeHistoryKnowsWhenItChanged() {
+		EngineHistory history = new EngineHistory(4);
+		assertThat(history.appendedCount()).isZero();
+		for (long t = 1; t <= 6; t++) {
+			history.append(sample(t * 10));
+		}
+		assertThat(history.appendedCount()).as("past the capacity too").isEqualTo(6);
+		assertThat(history.append(sample(5))).isFalse();
+		assertThat(history.appendedCount()).as("a refused sample changes nothing").isEqualTo(6);
+	}
+
+	@Test
 	void refusesASampleOlderThanTheNewest() {
 		EngineHistory history = new EngineHistory(4);
 		assertThat(history.append(sample(20))).isTrue();
