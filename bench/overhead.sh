@@ -72,7 +72,8 @@ CHURN_CONCURRENCY=${CHURN_CONCURRENCY:-200}
 MIX_RATE=${MIX_RATE:-35}
 CHURN_INTERVAL_MS=${CHURN_INTERVAL_MS:-20}
 CHURN_SPREAD_MS=${CHURN_SPREAD_MS:-0}
-# Seconds of each unrecorded warm-up scenario per target (JIT: a JVM proxy runs for days).
+# Seconds of unrecorded warm-up per target before each churn scenario, under that scenario's load
+# (JIT: a JVM proxy runs for days).
 CHURN_WARMUP_S=${CHURN_WARMUP_S:-20}
 NODE=${NODE:-node}
 CB_PORT=27600 CTG_PORT=27680 CNGINX_PORT=27700 CTUNED_PORT=27780 CBEFORE_PORT=27880
@@ -303,18 +304,16 @@ churn() { # request churn: the Node client against the Node backend, direct and 
     port=$((port + 10))
   done
   local t name url pids
-  # Warm-up (not recorded), one per target: 8 s of 200 streams of 100 tokens (~100 requests/s),
-  # then, when a rate scenario is to come, 8 s of 500 non-streaming requests/s: a JVM that has
-  # only seen streams is still compiling the other path (its first seconds at 500/s fall behind).
-  local warm=(fixed:100)
-  case " $CHURN " in *" rate:"*) warm+=(rate:500) ;; esac
-  for t in "${targets[@]}" "direct http://127.0.0.1:$CB_PORT"; do
-    read -r name url pids <<<"$t"
-    for scenario in "${warm[@]}"; do
+  for scenario in $CHURN; do
+    # Warm-up (not recorded): every target under this scenario's own load for CHURN_WARMUP_S
+    # before its rounds, so that what is measured is the steady state of a proxy that has been
+    # serving this load (a JVM's JIT compiles what the load runs: stream starts at 500
+    # requests/s, spikes and their attribution at 1,000 slow streams). For 1,000 streams of
+    # 200 tokens at 200 ms (40 s each) give it 60 s or more, so that streams have ended in it.
+    for t in "${targets[@]}" "direct http://127.0.0.1:$CB_PORT"; do
+      read -r name url pids <<<"$t"
       churn_client warmup "$url" "$scenario" 0 warmup "" /dev/null "$CHURN_WARMUP_S"
     done
-  done
-  for scenario in $CHURN; do
     for round in $(seq "$ROUNDS"); do
       churn_client direct "http://127.0.0.1:$CB_PORT" "$scenario" "$round" churn ""
       for t in "${targets[@]}"; do
