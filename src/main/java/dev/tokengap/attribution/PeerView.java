@@ -40,8 +40,8 @@ record PeerView(int decoding, int fed, List<Waiting> waiting, StreamTimer self, 
 			if (this.resumedNanos >= 0) {
 				return this.resumedNanos;
 			}
-			StreamTimer timer = this.peer.timer();
-			int n = timer.recentArrivals(scratch);
+			// Only its events since the silence: the rest of its ring says nothing here.
+			int n = this.peer.timer().recentArrivals(scratch, this.silentSinceNanos);
 			long next = -1;
 			for (int i = 0; i < n && scratch[i] > this.silentSinceNanos; i++) {
 				next = scratch[i];
