@@ -307,6 +307,11 @@ final class PeerStreams {
 				// Silent since well before this gap began: preempted, perhaps, and
 				// waiting to be recomputed. If it has already resumed, when.
 				long resumed = (start > 0) ? arrivals[start - 1] : -1;
+				if (resumed >= 0 && Math.abs(resumed - this.to) > PeerView.RESUME_TOLERANCE_NANOS) {
+					// Resumed, but not in the step that ended this gap: it cannot have
+					// been recomputed there.
+					return;
+				}
 				this.waiting.add(new PeerView.Waiting(peer, arrivals[start], resumed, read.events - start));
 			}
 		}

@@ -15,12 +15,23 @@ import dev.tokengap.timing.StreamTimer;
  * still live
  * @param fed those of them whose events covered the gap (no stretch of it without one as
  * long as half of it)
- * @param waiting those silent since well before the gap began
+ * @param waiting those silent since well before the gap began that may have resumed at
+ * its end: not yet resumed when the gap was read, or resumed within
+ * {@link #RESUME_TOLERANCE_NANOS} of its end (one that resumed inside the gap, well
+ * before its end, was not recomputed in the step that ended it, and is not kept: at 1,000
+ * slow streams half the others look silent in every gap)
  * @param self the stream whose gap it is, or null
  * @param quietNanos the longest stretch of the gap in which no other stream received
  * content (to a 64th of the gap; the whole gap when there were none)
  */
 record PeerView(int decoding, int fed, List<Waiting> waiting, StreamTimer self, long quietNanos) {
+
+	/**
+	 * How far apart two events of one engine step may reach tokengap, at most: a waiting
+	 * stream's resumption further than this from a gap's end was not in the step that
+	 * ended it.
+	 */
+	static final long RESUME_TOLERANCE_NANOS = 50_000_000L;
 
 	/** No other stream was looked at. */
 	static final PeerView NONE = new PeerView(0, 0, List.of(), null, Long.MAX_VALUE);

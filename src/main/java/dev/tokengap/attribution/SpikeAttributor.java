@@ -83,8 +83,6 @@ public final class SpikeAttributor implements AutoCloseable {
 	 */
 	static final int MAX_OPEN_STREAMS = 10_000;
 
-	private static final long RESUME_TOLERANCE_NANOS = 50_000_000L;
-
 	/** Events before a gap its stream's pace is taken from. */
 	private static final int PACE_EVENTS = 9;
 
@@ -430,7 +428,7 @@ public final class SpikeAttributor implements AutoCloseable {
 				.window(spike.previousArrivalNanos() - this.intervalNanos, spike.arrivalNanos() + this.intervalNanos);
 			// Two events of one engine step reach tokengap a little apart.
 			long[] resumed = peers.resumedAtEnd(spike.arrivalNanos(),
-					Math.min(spike.upstreamGapNanos() / 4, RESUME_TOLERANCE_NANOS));
+					Math.min(spike.upstreamGapNanos() / 4, PeerView.RESUME_TOLERANCE_NANOS));
 			Evidence evidence = Evidence.of(spike, window, stale,
 					this.firstTokens.between(spike.previousArrivalNanos(),
 							spike.arrivalNanos() + Math.min(spike.upstreamGapNanos() / 4, 50_000_000L)),

@@ -2,6 +2,7 @@ package dev.tokengap.attribution;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.LongStream;
 
 import org.junit.jupiter.api.Test;
 
@@ -83,6 +84,27 @@ class PeerStreamsTests {
 		assertThat(view.resumedAtEnd(1600 * MS, 50 * MS)).containsExactly(0, 0);
 		// Its first token after the recompute arrives with ours, after the gap was seen.
 		victim.onContent(0, 1602 * MS, 1602 * MS + 1);
+		assertThat(view.resumedAtEnd(1600 * MS, 50 * MS)).containsExactly(1, 2000 + 16);
+	}
+
+	/**
+	 * Only the silent streams that may have resumed in the step that ended the gap are
+	 * kept: one that resumed inside it, well before its end, was not recomputed there (at
+	 * 1,000 streams of 200 ms a token half the others look silent in every gap, and each
+	 * spike kept a record of every one).
+	 */
+	@Test
+	void aSilentStreamThatResumedWellBeforeTheGapsEndIsNotKeptAsWaiting() {
+		StreamTimer self = stream("self", 100, 980, 1000);
+		long[] early = LongStream.concat(LongStream.of(every(100, 400, 20)), LongStream.of(1200, 1220)).toArray();
+		stream("resumed-early", 3000, early);
+		long[] atEnd = LongStream.concat(LongStream.of(every(100, 400, 20)), LongStream.of(1630)).toArray();
+		stream("resumed-at-end", 2000, atEnd);
+		stream("still-silent", 1000, every(100, 400, 20));
+		PeerView view = this.peers.during(self, 1000 * MS, 1600 * MS);
+		assertThat(view.decoding()).isEqualTo(3);
+		assertThat(view.waiting()).extracting((waiting) -> waiting.peer().requestId())
+			.containsExactlyInAnyOrder("resumed-at-end", "still-silent");
 		assertThat(view.resumedAtEnd(1600 * MS, 50 * MS)).containsExactly(1, 2000 + 16);
 	}
 
