@@ -237,10 +237,6 @@ public final class SpikeAttributor implements AutoCloseable {
 	 */
 	record Judged(Spike spike, SpikeRecord record, Kept kept) {
 
-		Judged(Spike spike, SpikeRecord record) {
-			this(spike, record, new Kept(record));
-		}
-
 	}
 
 	/** One of the last records: its latest version. */

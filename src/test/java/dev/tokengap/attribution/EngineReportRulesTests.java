@@ -38,7 +38,8 @@ class EngineReportRulesTests {
 	private static SpikeAttributor.Judged judged(Evidence evidence, SpikeCause cause, SpikeScope scope,
 			SpikeCause... matched) {
 		CauseRules.Verdict verdict = new CauseRules.Verdict(cause, List.of(matched), scope, Magnitudes.NONE);
-		return new SpikeAttributor.Judged(SPIKE, SpikeRecord.of(SPIKE, verdict, evidence));
+		SpikeRecord record = SpikeRecord.of(SPIKE, verdict, evidence);
+		return new SpikeAttributor.Judged(SPIKE, record, new SpikeAttributor.Kept(record));
 	}
 
 	private List<SpikeRecord> correct(SpikeAttributor.Judged judged, EngineReport report) {
