@@ -73,6 +73,11 @@ public final class StreamTap implements ResponseTap {
 	}
 
 	@Override
+	public boolean readsBytes() {
+		return this.scanner != null;
+	}
+
+	@Override
 	public void received(ByteBuffer bytes, long arrivalNanos) {
 		if (this.ended) {
 			return;
@@ -87,8 +92,12 @@ public final class StreamTap implements ResponseTap {
 			this.event.setArrivalNanos(arrivalNanos);
 		}
 		if (this.scanner != null) {
-			for (int i = bytes.position(), end = bytes.limit(); i < end; i++) {
-				accept(bytes.get(i));
+			for (int i = bytes.position(), end = bytes.limit(); i < end;) {
+				i = this.scanner.scan(bytes, i, end);
+				SseEventKind kind = this.scanner.completed();
+				if (kind != null) {
+					completed(kind);
+				}
 			}
 		}
 	}
@@ -158,11 +167,7 @@ public final class StreamTap implements ResponseTap {
 		return StreamOutcome.ofBody(this.sawFailure, this.sawEnd, this.recorder.timer().contentEvents());
 	}
 
-	private void accept(byte value) {
-		SseEventKind kind = this.scanner.accept(value);
-		if (kind == null) {
-			return;
-		}
+	private void completed(SseEventKind kind) {
 		switch (kind) {
 			case CONTENT -> pendContent(this.scanner.contentChoices());
 			case DONE -> this.sawEnd = true;

@@ -4,10 +4,10 @@ import java.nio.ByteBuffer;
 import java.util.Objects;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.util.concurrent.FastThreadLocal;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -44,6 +44,18 @@ import dev.tokengap.timing.ResponseTap.Ending;
  * once. Held to the Reactive Streams TCK as a subscriber.
  */
 final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListener, Runnable {
+
+	private static final ByteBuffer NO_BYTES = ByteBuffer.allocate(0).asReadOnlyBuffer();
+
+	/** Where each loop copies the bytes it tells a tap of, 4 KiB at a time. */
+	private static final FastThreadLocal<ByteBuffer> WINDOW = new FastThreadLocal<>() {
+
+		@Override
+		protected ByteBuffer initialValue() {
+			return ByteBuffer.allocate(4096);
+		}
+
+	};
 
 	private final Channel client;
 
@@ -166,7 +178,7 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 			requestNext();
 			return;
 		}
-		this.tap.received(bytes(buf), this.arrivalNanos);
+		received(buf);
 		this.writing = true;
 		this.tap.writeStarted(this.clock.nanoTime());
 		ChannelFuture write = this.client.writeAndFlush(buf);
@@ -180,8 +192,26 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 		this.deadline.checkBy(this.stuckSince + this.sendTimeoutNanos);
 	}
 
-	private static ByteBuffer bytes(ByteBuf buf) {
-		return (buf.nioBufferCount() == 1) ? buf.nioBuffer() : ByteBuffer.wrap(ByteBufUtil.getBytes(buf));
+	/**
+	 * Tells the tap the buffer's bytes: copied, a window at a time, into an array of the
+	 * loop's, since the scan reads an array several times faster than a direct buffer,
+	 * and the copy costs less than the view of the buffer that passing it would allocate.
+	 * None when the tap does not read them.
+	 */
+	private void received(ByteBuf buf) {
+		if (!this.tap.readsBytes()) {
+			this.tap.received(NO_BYTES, this.arrivalNanos);
+			return;
+		}
+		ByteBuffer window = WINDOW.get();
+		byte[] array = window.array();
+		for (int index = buf.readerIndex(), end = buf.writerIndex(); index < end;) {
+			int length = Math.min(end - index, array.length);
+			buf.getBytes(index, array, 0, length);
+			window.clear().limit(length);
+			this.tap.received(window, this.arrivalNanos);
+			index += length;
+		}
 	}
 
 	@Override

@@ -428,7 +428,16 @@ final class JsonPathClassifier {
 	 * capture buffer.
 	 */
 	private static boolean matches(byte[] text, int length, byte[] name) {
-		return length == name.length && Arrays.equals(text, 0, length, name, 0, length);
+		if (length != name.length) {
+			return false;
+		}
+		// names are short: a plain loop beats the range checks of Arrays.equals
+		for (int i = 0; i < length; i++) {
+			if (text[i] != name[i]) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	private static byte[] ascii(String name) {

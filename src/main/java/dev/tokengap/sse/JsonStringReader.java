@@ -52,6 +52,42 @@ final class JsonStringReader {
 		};
 	}
 
+	/**
+	 * Reads, from {@code from}, the plain bytes of the string (neither a quote, a
+	 * backslash nor a control character) as {@link #accept} would, and returns the index
+	 * of the first byte it did not read: {@code to}, or the byte that {@link #accept}
+	 * must judge. Reads none unless the string is between escapes.
+	 * @param bytes the bytes
+	 * @param from the first byte to read
+	 * @param to the end of the bytes to read
+	 * @return the index of the first byte not read
+	 */
+	int acceptPlain(byte[] bytes, int from, int to) {
+		if (this.state != CHARS) {
+			return from;
+		}
+		int i = from;
+		int kept = this.length;
+		while (i < to) {
+			byte b = bytes[i];
+			if (b == '"' || b == '\\' || (b >= 0 && b < 0x20)) {
+				break;
+			}
+			if (kept < MAX_TEXT) {
+				this.text[kept++] = b;
+			}
+			else {
+				kept = MAX_TEXT + 1;
+			}
+			i++;
+		}
+		if (i > from) {
+			this.empty = false;
+			this.length = kept;
+		}
+		return i;
+	}
+
 	boolean isEmpty() {
 		return this.empty;
 	}

@@ -88,6 +88,19 @@ final class JsonTokenizer {
 		}
 	}
 
+	/**
+	 * Reads, from {@code from}, the bytes inside a string that {@link #accept} would only
+	 * add to it (see {@link JsonStringReader#acceptPlain}), and returns the index of the
+	 * first byte it did not read; none outside a string. Never reads a line end.
+	 * @param bytes the bytes
+	 * @param from the first byte to read
+	 * @param to the end of the bytes to read
+	 * @return the index of the first byte not read
+	 */
+	int acceptPlain(byte[] bytes, int from, int to) {
+		return (this.state == STRING || this.state == KEY_STRING) ? this.string.acceptPlain(bytes, from, to) : from;
+	}
+
 	private void start(byte b) {
 		if (b == '{') {
 			open(b);

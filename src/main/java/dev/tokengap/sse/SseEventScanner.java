@@ -1,9 +1,11 @@
 package dev.tokengap.sse;
 
+import java.nio.ByteBuffer;
+
 /**
- * Finds SSE event boundaries in a response body fed one byte at a time and classifies
- * each event, without copying or buffering the stream and without allocating after
- * construction.
+ * Finds SSE event boundaries in a response body, fed a byte at a time or a range at a
+ * time, and classifies each event, without copying or buffering the stream and without
+ * allocating after construction.
  * <p>
  * Framing follows the WHATWG event-stream rules: lines end with CRLF, LF or CR (a CRLF
  * split across two buffers is still one terminator), a blank line dispatches the event,
@@ -77,6 +79,8 @@ public final class SseEventScanner {
 
 	private boolean afterCr;
 
+	private SseEventKind completed;
+
 	private boolean eventHasLines;
 
 	private boolean eventHasData;
@@ -143,6 +147,78 @@ public final class SseEventScanner {
 			}
 		}
 		return null;
+	}
+
+	/**
+	 * Feeds the bytes from {@code from} up to the first that completes an event, or to
+	 * {@code to}: what {@link #accept} would report of each byte, in one call. The bytes
+	 * of a buffer backed by an accessible array are read as
+	 * {@link #scan(byte[], int, int)} reads them; any other buffer's (a direct or
+	 * read-only one) a byte at a time, more slowly.
+	 * @param bytes the response body's bytes (their position and limit are not used)
+	 * @param from the index of the first byte to feed
+	 * @param to the index after the last byte to feed
+	 * @return the index after the last byte fed: {@code to}, or the byte after the one
+	 * that completed an event, whose kind {@link #completed()} then tells
+	 */
+	public int scan(ByteBuffer bytes, int from, int to) {
+		this.completed = null;
+		if (bytes.hasArray()) {
+			int offset = bytes.arrayOffset();
+			return scan(bytes.array(), offset + from, offset + to) - offset;
+		}
+		for (int i = from; i < to;) {
+			SseEventKind kind = accept(bytes.get(i++));
+			if (kind != null) {
+				this.completed = kind;
+				return i;
+			}
+		}
+		return to;
+	}
+
+	/**
+	 * Feeds the bytes from {@code from} up to the first that completes an event, or to
+	 * {@code to}, as {@link #scan(ByteBuffer, int, int)} does. The plain bytes of a JSON
+	 * string in a data line (most of an event) are read in a tight loop; every other byte
+	 * goes through {@link #accept}.
+	 * @param bytes the response body's bytes
+	 * @param from the index of the first byte to feed
+	 * @param to the index after the last byte to feed
+	 * @return the index after the last byte fed: {@code to}, or the byte after the one
+	 * that completed an event, whose kind {@link #completed()} then tells
+	 */
+	public int scan(byte[] bytes, int from, int to) {
+		int i = from;
+		while (i < to) {
+			if (this.lineState == DATA_VALUE && this.doneMatched < 0) {
+				// a line end is never plain (the reader stops at control characters), a
+				// data line starts past any byte order mark, and a payload that differed
+				// from [DONE] stays so
+				int plain = this.json.acceptPlain(bytes, i, to);
+				if (plain > i) {
+					this.afterCr = false;
+					i = plain;
+					continue;
+				}
+			}
+			SseEventKind kind = accept(bytes[i++]);
+			if (kind != null) {
+				this.completed = kind;
+				return i;
+			}
+		}
+		this.completed = null;
+		return to;
+	}
+
+	/**
+	 * The kind of the event the last {@link #scan} completed, or null when it reached its
+	 * end without completing one.
+	 * @return the kind, or null
+	 */
+	public SseEventKind completed() {
+		return this.completed;
 	}
 
 	/**
@@ -243,6 +319,7 @@ public final class SseEventScanner {
 		this.outputTokens = -1;
 		this.contentChoices = 0;
 		this.tokensChoice = -1;
+		this.completed = null;
 		forgetEngineMetrics();
 		resetEvent();
 	}

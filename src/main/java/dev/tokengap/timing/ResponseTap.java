@@ -26,6 +26,11 @@ public interface ResponseTap {
 	ResponseTap NONE = new ResponseTap() {
 
 		@Override
+		public boolean readsBytes() {
+			return false;
+		}
+
+		@Override
 		public void received(ByteBuffer bytes, long arrivalNanos) {
 		}
 
@@ -44,7 +49,17 @@ public interface ResponseTap {
 	};
 
 	/**
-	 * Bytes of the engine's response body arrived.
+	 * Whether {@link #received} reads the bytes it is given; when it does not, the
+	 * transport may give it none (and spare itself a copy).
+	 * @return whether the bytes are read
+	 */
+	default boolean readsBytes() {
+		return true;
+	}
+
+	/**
+	 * Bytes of the engine's response body arrived. The bytes of one read may come in
+	 * several calls, each with the read's arrival time, before their write starts.
 	 * @param bytes the bytes, from position to limit, readable during this call only
 	 * @param arrivalNanos when they were read from the engine
 	 */

@@ -145,7 +145,9 @@ class StreamTapTests {
 		plain.route("m", Endpoint.OTHER);
 		plain.responded(200);
 		StreamTap forwarded = new StreamTap(plain, false);
-		forwarded.received(bytes(data("not scanned")), 10 * MS);
+		assertThat(forwarded.readsBytes()).as("asks for no bytes").isFalse();
+		assertThat(new StreamTap(liveRecorder(), true).readsBytes()).isTrue();
+		forwarded.received(ByteBuffer.allocate(0), 10 * MS);
 		forwarded.written(12 * MS);
 		forwarded.ended(Ending.ENGINE_COMPLETED, 13 * MS);
 		plain.close(14 * MS, false);

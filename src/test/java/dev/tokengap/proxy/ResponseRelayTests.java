@@ -177,6 +177,34 @@ class ResponseRelayTests {
 		}
 	}
 
+	/**
+	 * One engine read can hold far more than the window the relay copies bytes through
+	 * for the scan (a burst after a stall): every event in it is found, those that
+	 * straddle a window's edge included, and the client gets the buffer unchanged.
+	 */
+	@Test
+	void findsEveryEventOfABufferLargerThanTheScansWindow() {
+		StringBuilder burst = new StringBuilder();
+		for (int i = 0; burst.length() < 3 * 4096; i++) {
+			burst.append(text("token " + i + " ".repeat(i % 7)));
+		}
+		String body = burst.toString();
+		int events = body.split("\n\n").length;
+		ByteBuf direct = Unpooled.directBuffer(body.length()).writeBytes(body.getBytes(StandardCharsets.UTF_8));
+		ExchangeRecorder recorder = liveRecorder();
+		EmbeddedChannel client = new EmbeddedChannel();
+		List<ByteBuf> upstream = List.of(direct, buffer("data: [DONE]\n\n"));
+		try {
+			relay(client, recorder, upstream);
+			assertThat(recorder.timer().contentEvents()).isEqualTo(events);
+			assertThat(readAll(client)).isEqualTo(List.of(body, "data: [DONE]\n\n"));
+		}
+		finally {
+			upstream.forEach(ReferenceCountUtil::safeRelease);
+			client.finishAndReleaseAll();
+		}
+	}
+
 	@Test
 	void reportsNothingForAStreamWhoseEngineSentNoMetrics() {
 		List<String> upstream = List.of(text("one"),

@@ -1,6 +1,7 @@
 package dev.tokengap.sse;
 
 import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -44,9 +45,11 @@ class SseEventScannerFuzzTests {
 
 		// AssertJ only once a check has failed:
 		// the fuzzer's executions per second are the budget.
-		List<String> split = split(stream, splits);
-		if (!split.equals(whole)) {
+		List<Integer> splitOffsets = new ArrayList<>();
+		List<String> split = split(stream, splits, splitOffsets);
+		if (!split.equals(whole) || !splitOffsets.equals(dispatchOffsets)) {
 			assertThat(split).as("split at %s", Arrays.toString(splits)).isEqualTo(whole);
+			assertThat(splitOffsets).as("offsets, split at %s", Arrays.toString(splits)).isEqualTo(dispatchOffsets);
 		}
 		List<String> expected = ReferenceFraming.frame(stream);
 		if (!framingAgrees(framing(whole), expected)) {
@@ -66,7 +69,7 @@ class SseEventScannerFuzzTests {
 	 * stream's own bytes backwards and was then reset: neither a chunk boundary nor
 	 * leftover state may change what it reports.
 	 */
-	private static List<String> split(byte[] stream, int[] splits) {
+	private static List<String> split(byte[] stream, int[] splits, List<Integer> dispatchOffsets) {
 		SseEventScanner scanner = new SseEventScanner();
 		byte[] reversed = stream.clone();
 		for (int i = 0; i < reversed.length / 2; i++) {
@@ -79,30 +82,71 @@ class SseEventScannerFuzzTests {
 		List<String> events = new ArrayList<>();
 		int from = 0;
 		for (int to : splits) {
-			feed(scanner, stream, from, to, events, new ArrayList<>());
+			scan(scanner, stream, from, to, events, dispatchOffsets);
 			from = to;
 		}
-		feed(scanner, stream, from, stream.length, events, new ArrayList<>());
+		scan(scanner, stream, from, stream.length, events, dispatchOffsets);
 		return events;
 	}
 
 	/**
-	 * The one place the scanner is driven; a bulk entry point can be checked here against
-	 * this loop.
+	 * Feeds the chunk through the bulk entry point, as the proxy does, and notes the
+	 * index of the byte each event completed on.
+	 */
+	private static void scan(SseEventScanner scanner, byte[] stream, int from, int to, List<String> events,
+			List<Integer> dispatchOffsets) {
+		ByteBuffer bytes = ByteBuffer.wrap(stream);
+		for (int i = from; i < to;) {
+			i = scanner.scan(bytes, i, to);
+			SseEventKind kind = scanner.completed();
+			if (kind != null) {
+				events.add(describe(scanner, kind));
+				dispatchOffsets.add(i - 1);
+			}
+			else if (i != to) {
+				throw new AssertionError("scan stopped at " + i + " before " + to + " with no event");
+			}
+		}
+	}
+
+	/**
+	 * Feeds the bytes one at a time ({@link SseEventScanner#accept}); {@link #split}
+	 * feeds them through {@link SseEventScanner#scan}, so the two entry points are held
+	 * to the same events at the same bytes.
 	 */
 	private static void feed(SseEventScanner scanner, byte[] stream, int from, int to, List<String> events,
 			List<Integer> dispatchOffsets) {
 		for (int i = from; i < to; i++) {
 			SseEventKind kind = scanner.accept(stream[i]);
 			if (kind != null) {
-				long tokens = scanner.outputTokens();
-				if (tokens < -1) {
-					throw new AssertionError("completion tokens " + tokens);
-				}
-				events.add((tokens >= 0) ? kind + "/" + tokens : kind.name());
+				events.add(describe(scanner, kind));
 				dispatchOffsets.add(i);
 			}
 		}
+	}
+
+	/**
+	 * An event as both entry points must report it: its kind and everything the scanner
+	 * read of it.
+	 */
+	private static String describe(SseEventScanner scanner, SseEventKind kind) {
+		long tokens = scanner.outputTokens();
+		if (tokens < -1) {
+			throw new AssertionError("completion tokens " + tokens);
+		}
+		String event = (tokens >= 0) ? kind + "/" + tokens : kind.name();
+		if (kind == SseEventKind.CONTENT) {
+			event += "/choices " + Long.toBinaryString(scanner.contentChoices());
+		}
+		if (tokens >= 0) {
+			event += "/choice " + scanner.tokensChoice();
+		}
+		if (scanner.engineMetrics()) {
+			event += "/metrics " + scanner.engineQueueMs() + " " + scanner.engineFirstTokenMs() + " "
+					+ scanner.engineGenerationMs() + " " + scanner.engineMeanItlMs() + " "
+					+ scanner.enginePreemptions();
+		}
+		return event;
 	}
 
 	/**

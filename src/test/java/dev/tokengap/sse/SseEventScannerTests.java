@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -87,6 +88,53 @@ class SseEventScannerTests {
 			feed(second, events);
 			assertThat(events).as("split at %d", offset).isEqualTo(whole);
 		}
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("transcripts")
+	void theBulkEntryPointReportsWhatTheByteAtATimeOneDoesWhereverTheStreamIsSplit(String fixture, String expected) {
+		byte[] bytes = fixture(fixture);
+		List<String> byByte = new ArrayList<>();
+		for (int i = 0; i < bytes.length; i++) {
+			SseEventKind kind = this.scanner.accept(bytes[i]);
+			if (kind != null) {
+				byByte.add(i + " " + describe(this.scanner, kind));
+			}
+		}
+		assertThat(byByte).hasSize(expected.split(" ").length);
+		// an array, an array seen from an offset, and memory outside the heap (read a
+		// window at a time)
+		byte[] padded = new byte[bytes.length + 7];
+		System.arraycopy(bytes, 0, padded, 7, bytes.length);
+		ByteBuffer direct = ByteBuffer.allocateDirect(bytes.length).put(bytes).flip();
+		for (ByteBuffer buffer : List.of(ByteBuffer.wrap(bytes), ByteBuffer.wrap(padded, 7, bytes.length).slice(),
+				direct)) {
+			for (int offset : splitOffsets(bytes.length)) {
+				SseEventScanner bulk = new SseEventScanner();
+				List<String> scanned = new ArrayList<>();
+				int[] ends = { offset, bytes.length };
+				int from = 0;
+				for (int to : ends) {
+					for (int i = from; i < to;) {
+						i = bulk.scan(buffer, i, to);
+						SseEventKind kind = bulk.completed();
+						if (kind != null) {
+							scanned.add((i - 1) + " " + describe(bulk, kind));
+						}
+					}
+					from = to;
+				}
+				assertThat(scanned).as("%s split at %d", buffer, offset).isEqualTo(byByte);
+			}
+		}
+	}
+
+	/** Everything the scanner tells of an event. */
+	private static String describe(SseEventScanner scanner, SseEventKind kind) {
+		return kind + " tokens " + scanner.outputTokens() + " of " + scanner.tokensChoice() + " choices "
+				+ scanner.contentChoices() + " metrics " + scanner.engineMetrics() + " " + scanner.engineQueueMs() + " "
+				+ scanner.engineFirstTokenMs() + " " + scanner.engineGenerationMs() + " " + scanner.engineMeanItlMs()
+				+ " " + scanner.enginePreemptions();
 	}
 
 	@ParameterizedTest(name = "{0}")
