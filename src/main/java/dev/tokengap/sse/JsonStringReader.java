@@ -1,9 +1,10 @@
 package dev.tokengap.sse;
 
 /**
- * Reads one JSON string, byte by byte after its opening quote, validating escapes and
- * keeping only whether it is empty and its first {@value #MAX_TEXT} decoded bytes (enough
- * for any key or value that {@link JsonPathClassifier} matches).
+ * Reads one JSON string after its opening quote, byte by byte or a run of plain bytes at
+ * a time ({@link #acceptPlain}), validating escapes and keeping only whether it is empty
+ * and its first {@value #MAX_TEXT} decoded bytes (enough for any key or value that
+ * {@link JsonPathClassifier} matches).
  */
 final class JsonStringReader {
 

@@ -1,10 +1,10 @@
 package dev.tokengap.sse;
 
 /**
- * Validating JSON tokenizer fed one byte at a time, with state bounded regardless of
- * input. It reports structure to a {@link JsonPathClassifier} and keeps no payload;
- * strings and numbers are read by a {@link JsonStringReader} and a
- * {@link JsonNumberReader}.
+ * Validating JSON tokenizer fed one byte at a time (a string's plain bytes may come a run
+ * at a time, {@link #acceptPlain}), with state bounded regardless of input. It reports
+ * structure to a {@link JsonPathClassifier} and keeps no payload; strings and numbers are
+ * read by a {@link JsonStringReader} and a {@link JsonNumberReader}.
  * <p>
  * The document must be one object. Containers nested deeper than {@value #MAX_DEPTH} are
  * skipped by counting brackets outside strings, without checking their grammar. <pre>
