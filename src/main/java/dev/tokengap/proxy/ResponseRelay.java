@@ -194,9 +194,10 @@ final class ResponseRelay implements CoreSubscriber<ByteBuf>, ChannelFutureListe
 
 	/**
 	 * Tells the tap the buffer's bytes: copied, a window at a time, into an array of the
-	 * loop's, since the scan reads an array several times faster than a direct buffer,
-	 * and the copy costs less than the view of the buffer that passing it would allocate.
-	 * None when the tap does not read them.
+	 * loop's. The scan reads an array a range at a time but a direct buffer a byte at a
+	 * time, and passing the buffer would allocate a view of it for every read; the copy
+	 * allocates nothing ({@code SseScannerBenchmark} times the two together). None when
+	 * the tap does not read them.
 	 */
 	private void received(ByteBuf buf) {
 		if (!this.tap.readsBytes()) {

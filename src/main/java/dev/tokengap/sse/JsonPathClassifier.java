@@ -432,6 +432,8 @@ final class JsonPathClassifier {
 			return false;
 		}
 		// names are short: a plain loop beats the range checks of Arrays.equals
+		// (SseScannerBenchmark, alternated: 942-945 ns against 1,014-1,039 per Responses
+		// delta)
 		for (int i = 0; i < length; i++) {
 			if (text[i] != name[i]) {
 				return false;
