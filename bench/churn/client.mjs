@@ -30,7 +30,11 @@
 // then they are aborted and counted failed). A content event is measured when its stamp falls in the window;
 // its one-way delay = hrtime taken once per socket read (in the 'data' handler, before parsing)
 // minus its stamp. An event is coalesced when the same read completed another content event of
-// its stream. First-event latency: from the request's write (after the connect, if it opened a
+// its stream that the backend sent at least half an interval earlier (events it sent together
+// are counted apart, as sent together), unless the client's own event loop was blocked for that
+// long within 100 ms of the read: a client that stalls finds two events waiting whatever the
+// proxy did (counted apart too, as client-stalled; on a shared machine the proxy's own CPU use
+// can be what stalled the client). First-event latency: from the request's write (after the connect, if it opened a
 // connection) to the read that completed its first content event. A stream fails unless it gets
 // 200, exactly max_tokens content events, [DONE] and the chunked terminator, with no socket error
 // or close. Requests counted: every request in flight at some point of the window (first-event
@@ -61,6 +65,8 @@ const TARGET = o.target ?? 'direct';
 const WARMUP_S = Number(o['warmup-s'] ?? 3);
 const MEASURE_S = Number(o['measure-s'] ?? 20);
 const INTERVAL_MS = Number(o['interval-ms'] ?? 20);
+// Two events of a stream the backend sent at least this far apart are its separate writes.
+const APART_NS = INTERVAL_MS * 1e6 / 2;
 const CONCURRENCY = Number(o.concurrency ?? 200);
 const TOKENS = Number(o.tokens ?? 100);
 const RATE = Number(o.rate ?? (MODE === 'rate' ? 500 : 35));
@@ -82,6 +88,8 @@ const DRAIN_S = Number(o['drain-s'] ?? (LONGEST_MS / 1000 * 1.2 + 5));
 
 // ---- clock: ns since BASE as doubles (exact for 104 days) -----------------------------------
 const BASE = process.hrtime.bigint();
+// The wall clock at BASE, to line coalesced events up with a proxy's GC or safepoint log.
+const BASE_EPOCH_MS = Date.now();
 const BASE_HI = Number(BASE / 1000000000000n);
 const BASE_LO = Number(BASE % 1000000000000n);
 const nowNs = () => Number(process.hrtime.bigint() - BASE);
@@ -144,7 +152,7 @@ const latencies = new Samples(1 << 16); // rate mode: intended send -> last byte
 const fromSend = new Samples(1 << 16); // rate mode: actual write -> last byte, µs
 const c = {
   started: 0, startedInWindow: 0, completed: 0, failed: 0, aborted: 0, unsent: 0, measuredEvents: 0,
-  receivedEvents: 0, coalesced: 0, completionsInWindow: 0, connectionsOpened: 0, warmupFailed: 0,
+  receivedEvents: 0, coalesced: 0, sentTogether: 0, clientStalledCoalesced: 0, coalescedByWindow: new Map(), completionsInWindow: 0, connectionsOpened: 0, warmupFailed: 0,
 };
 const failures = {}; // reason -> count (measured requests)
 let phase = 'warmup'; // warmup | window | drain | done
@@ -379,12 +387,22 @@ class Conn {
     c.receivedEvents++;
     const inWindow = sent >= WINDOW_START && sent < WINDOW_END;
     if (req.lastRead === read) {
-      if (inWindow) c.coalesced += req.lastCounted ? 1 : 2;
+      if (inWindow) {
+        const n = req.lastCounted ? 1 : 2;
+        if (sent - req.lastSent >= APART_NS) {
+          // Judged at the end: the client's own stall around this read may explain it.
+          const w = Math.floor(t / STALL_WINDOW_NS);
+          c.coalescedByWindow.set(w, (c.coalescedByWindow.get(w) || 0) + n);
+        } else {
+          c.sentTogether += n;
+        }
+      }
       req.lastCounted = true;
     } else {
       req.lastCounted = false;
     }
     req.lastRead = read;
+    req.lastSent = sent;
     if (inWindow) {
       c.measuredEvents++;
       delays.push((t - sent) / 1e3);
@@ -532,6 +550,35 @@ const loadavg = () => Number(fs.readFileSync('/proc/loadavg', 'latin1').split(' 
 
 const win = {};
 const loop = monitorEventLoopDelay({ resolution: 10 });
+// The client's own stalls, by 100 ms window: a read after the client's loop was blocked for
+// longer than two events' spacing finds both in the socket, whatever the proxy did. The
+// longest block seen in each window where one was at least APART_NS long.
+const STALL_WINDOW_NS = 1e8;
+const stallMonitor = monitorEventLoopDelay({ resolution: 5 });
+const stalls = new Map();
+let stallTimer = null;
+function noteStall() {
+  const blockedNs = stallMonitor.max;
+  stallMonitor.reset();
+  if (blockedNs >= APART_NS) {
+    const w = Math.floor(nowNs() / STALL_WINDOW_NS);
+    stalls.set(w, Math.max(stalls.get(w) || 0, blockedNs));
+  }
+}
+// Coalesced events whose read came within a window of a client stall are the client's.
+function judgeCoalesced() {
+  const bySecond = new Map();
+  for (const [w, n] of c.coalescedByWindow) {
+    if (stalls.has(w) || stalls.has(w - 1) || stalls.has(w + 1)) {
+      c.clientStalledCoalesced += n;
+      continue;
+    }
+    c.coalesced += n;
+    const second = Math.floor(BASE_EPOCH_MS / 1000 + w * STALL_WINDOW_NS / 1e9);
+    bySecond.set(second, (bySecond.get(second) || 0) + n);
+  }
+  return Object.fromEntries([...bySecond].sort((a, b) => a[0] - b[0]));
+}
 
 function windowStart() {
   phase = 'window';
@@ -544,6 +591,8 @@ function windowStart() {
   win.cpu0 = process.cpuUsage();
   win.load0 = loadavg();
   loop.enable();
+  stallMonitor.enable();
+  stallTimer = setInterval(noteStall, STALL_WINDOW_NS / 1e6);
   win.sampler = setInterval(() => inFlightSamples.push(inFlight), 100);
 }
 
@@ -557,6 +606,9 @@ function windowEnd() {
   win.load1 = loadavg();
   win.hwm = hwmKib(PIDS);
   loop.disable();
+  noteStall();
+  clearInterval(stallTimer);
+  stallMonitor.disable();
   clearInterval(win.sampler);
   const deadline = Date.now() + DRAIN_S * 1000;
   const wait = () => {
@@ -584,6 +636,7 @@ function report() {
   const main = STREAMING ? d : l;
   const cpu = PIDS.length ? (win.ticks1 - win.ticks0) / CLK_TCK : null;
   const measuredRequests = c.completed + c.failed;
+  const coalescedByEpochS = judgeCoalesced();
   const r = {
     session: SESSION, round: ROUND, target: TARGET, scenario: SCENARIO, mode: MODE,
     concurrency: MODE === 'fixed' ? CONCURRENCY : null, tokens: MODE === 'fixed' ? TOKENS : null,
@@ -594,6 +647,12 @@ function report() {
     requests_unsent: c.unsent, failures, warmup_failed: c.warmupFailed,
     measured_events: c.measuredEvents, received_events: c.receivedEvents, coalesced_events: c.coalesced,
     coalesced_fraction: c.measuredEvents ? c.coalesced / c.measuredEvents : null,
+    // Coalesced reads the client's own loop stalls explain, and pairs the backend sent together.
+    client_stalled_coalesced_events: c.clientStalledCoalesced, sent_together_events: c.sentTogether,
+    // How often the client stalled: 100 ms windows with a block of at least half the interval.
+    client_stall_windows: stalls.size,
+    // The rest by the wall-clock second of their read (epoch seconds), to line up with a GC log.
+    coalesced_by_epoch_s: coalescedByEpochS,
     metric: STREAMING ? 'one_way_event_delay' : 'request_latency_from_intended_send',
     p50_us: pct(main, 0.5), p90_us: pct(main, 0.9), p99_us: pct(main, 0.99), p999_us: pct(main, 0.999),
     max_us: main.length ? round1(main[main.length - 1]) : null,
@@ -622,7 +681,7 @@ function report() {
     + `${c.aborted ? `, ${c.aborted} aborted` : ''}${c.unsent ? `, ${c.unsent} unsent` : ''}), `
     + `${r.achieved_rps} req/s, ${STREAMING ? `${r.events_per_s} ev/s, one-way` : 'latency'} p50/p99/p99.9 `
     + `${us(r.p50_us)}/${us(r.p99_us)}/${us(r.p999_us)} µs`
-    + `${STREAMING ? `, first ${us(r.first_event_p50_us)}/${us(r.first_event_p99_us)} µs, ${c.coalesced} coalesced` : ''}`
+    + `${STREAMING ? `, first ${us(r.first_event_p50_us)}/${us(r.first_event_p99_us)} µs, ${c.coalesced} coalesced (+${c.clientStalledCoalesced} as the client stalled, ${c.sentTogether} sent together)` : ''}`
     + `${cpu !== null ? `, cpu ${cpu.toFixed(2)} s, rss ${r.proxy_peak_rss_mib} MiB` : ''}, client cpu `
     + `${r.client_cpu_s.toFixed(2)} s, load ${win.load0}->${win.load1}\n`);
   process.exit(0);
