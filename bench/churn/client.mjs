@@ -174,6 +174,7 @@ class Request {
     this.done = false;
     this.firstSeen = false;
     this.lastRead = -1;
+    this.lastSent = -1;
     this.lastCounted = false;
     this.status = 0;
     this.sentInWindow = intendedNs >= WINDOW_START && intendedNs < WINDOW_END;
@@ -550,20 +551,16 @@ const loadavg = () => Number(fs.readFileSync('/proc/loadavg', 'latin1').split(' 
 
 const win = {};
 const loop = monitorEventLoopDelay({ resolution: 10 });
-// The client's own stalls, by 100 ms window: a read after the client's loop was blocked for
-// longer than two events' spacing finds both in the socket, whatever the proxy did. The
-// longest block seen in each window where one was at least APART_NS long.
+// The client's own stalls: a read after the client's loop was blocked for longer than two
+// events' spacing finds both in the socket, whatever the proxy did. The 100 ms windows in
+// which the loop was seen blocked for at least APART_NS.
 const STALL_WINDOW_NS = 1e8;
 const stallMonitor = monitorEventLoopDelay({ resolution: 5 });
-const stalls = new Map();
+const stalls = new Set();
 let stallTimer = null;
 function noteStall() {
-  const blockedNs = stallMonitor.max;
+  if (stallMonitor.max >= APART_NS) stalls.add(Math.floor(nowNs() / STALL_WINDOW_NS));
   stallMonitor.reset();
-  if (blockedNs >= APART_NS) {
-    const w = Math.floor(nowNs() / STALL_WINDOW_NS);
-    stalls.set(w, Math.max(stalls.get(w) || 0, blockedNs));
-  }
 }
 // Coalesced events whose read came within a window of a client stall are the client's.
 function judgeCoalesced() {
@@ -651,6 +648,8 @@ function report() {
     client_stalled_coalesced_events: c.clientStalledCoalesced, sent_together_events: c.sentTogether,
     // How often the client stalled: 100 ms windows with a block of at least half the interval.
     client_stall_windows: stalls.size,
+    // When they were (epoch seconds, one decimal), to line up with the bursts below.
+    client_stalls_at_epoch_s: [...stalls].sort((a, b) => a - b).map((w) => Math.round(BASE_EPOCH_MS / 100 + w) / 10),
     // The rest by the wall-clock second of their read (epoch seconds), to line up with a GC log.
     coalesced_by_epoch_s: coalescedByEpochS,
     metric: STREAMING ? 'one_way_event_delay' : 'request_latency_from_intended_send',
