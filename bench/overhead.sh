@@ -18,6 +18,8 @@
 # Node backend, the same targets alternated the same way. Scenarios (CHURN, words):
 #   fixed:N    CHURN_CONCURRENCY streams always in flight, each of N tokens; a new request starts
 #              on the freed connection as one ends (fixed:100 ~ 100 requests/s, fixed:1000 ~ 10/s)
+#   fixed:N@C/I  the same with C streams in flight, I ms between a stream's events (the request
+#              asks the backend for that cadence), e.g. fixed:200@1000/200 for 1,000 slow streams
 #   mix:A-B    Poisson arrivals at MIX_RATE streams/s, max_tokens uniform in [A, B] (~200 in flight)
 #   rate:R     R non-streaming chat completions/s, evenly spaced, latency from the intended send
 # Raw lines in $OUT/churn.jsonl, tables and verdicts in $OUT/churn-report.md (bench/churn_report.py).
@@ -44,6 +46,8 @@
 #               flushed, nothing measured, with tokengap's Netty settings (bench/bare/ReactorNettyRelay.java)
 #
 #   LOADS="" CHURN="fixed:100 rate:500" bench/overhead.sh     # the churn scenarios only
+#   LOADS="" FLOOR=reactor CHURN="fixed:100 fixed:1000 mix:64-512 fixed:200@1000/200 rate:500" \
+#     bench/overhead.sh                                       # every scenario in one run
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 
@@ -263,16 +267,23 @@ start_floor() { # start_floor NAME MODE[+tuned] PORT: the Netty floor proxy in f
 }
 
 churn_client() { # churn_client TARGET URL SCENARIO ROUND SESSION PIDS [OUT] [MEASURE_S]
-  local kind=${3%%:*} arg=${3#*:} mode
+  local kind=${3%%:*} arg=${3#*:} mode interval=$CHURN_INTERVAL_MS concurrency=$CHURN_CONCURRENCY
+  if [[ $kind == fixed && $arg == *@* ]]; then
+    local shape=${arg#*@}
+    concurrency=${shape%/*} interval=${shape#*/} arg=${arg%%@*}
+    if ! [[ $concurrency =~ ^[1-9][0-9]*$ && $interval =~ ^[1-9][0-9]*$ ]]; then
+      echo "overhead: '$3': fixed:N@C/I wants C streams and I ms, both positive integers" >&2; exit 1
+    fi
+  fi
   case $kind in
-    fixed) mode=(--mode fixed --concurrency "$CHURN_CONCURRENCY" --tokens "$arg") ;;
+    fixed) mode=(--mode fixed --concurrency "$concurrency" --tokens "$arg") ;;
     mix) mode=(--mode mix --rate "$MIX_RATE" --min-tokens "${arg%-*}" --max-tokens "${arg#*-}") ;;
     rate) mode=(--mode rate --rate "$arg") ;;
-    *) echo "overhead: unknown churn scenario '$3' (fixed:N, mix:A-B, rate:R)" >&2; exit 1 ;;
+    *) echo "overhead: unknown churn scenario '$3' (fixed:N, fixed:N@C/I, mix:A-B, rate:R)" >&2; exit 1 ;;
   esac
   echo "overhead: $(date +%T) $5 round $4: $1, $3" >&2
   # The same seed for every target of a round: the same arrivals and lengths.
-  "$NODE" bench/churn/client.mjs --url "$2" --target "$1" "${mode[@]}" --interval-ms "$CHURN_INTERVAL_MS" \
+  "$NODE" bench/churn/client.mjs --url "$2" --target "$1" "${mode[@]}" --interval-ms "$interval" \
     --seed $((12 + $4)) --round "$4" --session "$5" --pids "$6" --backend-pids "$churn_backend_PID" \
     --warmup-s "$WARMUP_S" --measure-s "${8:-$MEASURE_S}" --out "${7:-$CHURN_RESULTS}"
 }

@@ -10,7 +10,8 @@
 //   GET  /metrics                vLLM Prometheus text; vllm:num_requests_running = live streams
 //   POST /v1/chat/completions    "stream": true  -> SSE: a role event, then exactly max_tokens
 //                                                   (default 16) content events, one every
-//                                                   --interval-ms per stream, the last with
+//                                                   --interval-ms per stream (or the request's
+//                                                   own "tg_interval_ms"), the last with
 //                                                   finish_reason "length"; a usage chunk if
 //                                                   stream_options.include_usage; data: [DONE]
 //                                "stream" false    -> one chat.completion JSON (Content-Length)
@@ -138,8 +139,9 @@ function nextId() { return ID_PREFIX + (idCounter++).toString(16).padStart(8, '0
 
 // ---- streams ----------------------------------------------------------------------------------
 class Stream {
-  constructor(conn, maxTokens, includeUsage, promptTokens) {
+  constructor(conn, maxTokens, includeUsage, promptTokens, intervalMs) {
     this.conn = conn;
+    this.intervalMs = intervalMs;
     this.socket = conn.socket;
     this.id = nextId();
     this.maxTokens = maxTokens;
@@ -186,7 +188,7 @@ class Stream {
     stats.events++;
     this.k++;
     if (!last) {
-      const delay = this.start + this.k * INTERVAL_MS - performance.now();
+      const delay = this.start + this.k * this.intervalMs - performance.now();
       this.timer = setTimeout(this.tick, delay > 0 ? delay : 0);
       return;
     }
@@ -326,10 +328,18 @@ class Conn {
       }
       const maxTokens = Math.max(1, Math.floor(Number(req.max_tokens ?? 16)) || 16);
       const promptTokens = Math.max(1, Math.ceil(JSON.stringify(req.messages ?? '').length / 4));
+      // A client may set its stream's cadence (the churn client does, so that one backend
+      // serves scenarios of different intervals); otherwise --interval-ms.
+      const intervalMs = req.tg_interval_ms === undefined ? INTERVAL_MS : Number(req.tg_interval_ms);
+      if (!(intervalMs > 0 && intervalMs <= 60000)) {
+        stats.badRequests++;
+        this.send(plain(400, 'Bad Request', 'application/json', '{"object":"error","message":"tg_interval_ms must be a number of milliseconds in (0, 60000]","type":"BadRequestError","param":"tg_interval_ms","code":400}'));
+        return;
+      }
       if (req.stream === true) {
         const includeUsage = !!(req.stream_options && req.stream_options.include_usage);
         this.busy = true;
-        this.stream = new Stream(this, maxTokens, includeUsage, promptTokens);
+        this.stream = new Stream(this, maxTokens, includeUsage, promptTokens, intervalMs);
         this.stream.begin();
         return;
       }

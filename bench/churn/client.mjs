@@ -41,10 +41,13 @@
 // and rate latencies: those sent in the window).
 // --pids: the target's processes; their utime+stime over the window and the sum of their VmHWM
 // (reset at the window's start). --backend-pids likewise (CPU only). One JSON line per run is
-// appended to --out, labelled --scenario (default fixed-N, mix-A-B, rate-R, with -cC / -rR when
-// the concurrency / mix rate is not 200 / 35); a one-line summary goes to stderr. The line also
+// appended to --out, labelled --scenario (default fixed-N, mix-A-B, rate-R, with -cC / -rR / -iI
+// when the concurrency / mix rate / streaming interval is not 200 / 35 / 20); a one-line summary
+// goes to stderr. The line also
 // holds the client's own CPU and event-loop delay p99: a client that lags inflates every row.
-// --interval-ms (default 20) is the backend's, used only to bound the drain.
+// --interval-ms (default 20): the gap between a stream's events. Each request asks the backend for
+// it ("tg_interval_ms"), so that one backend serves scenarios of different cadences; it also bounds
+// the drain and says which pairs of events were sent apart.
 import net from 'node:net';
 import fs from 'node:fs';
 import { execSync } from 'node:child_process';
@@ -65,6 +68,7 @@ const TARGET = o.target ?? 'direct';
 const WARMUP_S = Number(o['warmup-s'] ?? 3);
 const MEASURE_S = Number(o['measure-s'] ?? 20);
 const INTERVAL_MS = Number(o['interval-ms'] ?? 20);
+if (!(INTERVAL_MS > 0 && INTERVAL_MS <= 60000)) throw new Error('--interval-ms must be in (0, 60000]');
 // Two events of a stream the backend sent at least this far apart are its separate writes.
 const APART_NS = INTERVAL_MS * 1e6 / 2;
 const CONCURRENCY = Number(o.concurrency ?? 200);
@@ -81,8 +85,9 @@ const SESSION = o.session ?? '';
 const OUT = o.out ?? '';
 if (!['fixed', 'mix', 'rate'].includes(MODE)) throw new Error('--mode must be fixed, mix or rate');
 const STREAMING = MODE !== 'rate';
-const SCENARIO = o.scenario ?? (MODE === 'fixed' ? `fixed-${TOKENS}${CONCURRENCY === 200 ? '' : `-c${CONCURRENCY}`}`
-  : MODE === 'mix' ? `mix-${MIN_TOKENS}-${MAX_TOKENS}${RATE === 35 ? '' : `-r${RATE}`}` : `rate-${RATE}`);
+const SCENARIO = o.scenario ?? ((MODE === 'fixed' ? `fixed-${TOKENS}${CONCURRENCY === 200 ? '' : `-c${CONCURRENCY}`}`
+  : MODE === 'mix' ? `mix-${MIN_TOKENS}-${MAX_TOKENS}${RATE === 35 ? '' : `-r${RATE}`}` : `rate-${RATE}`)
+  + (MODE === 'rate' || INTERVAL_MS === 20 ? '' : `-i${INTERVAL_MS}`));
 const LONGEST_MS = MODE === 'fixed' ? TOKENS * INTERVAL_MS : MODE === 'mix' ? MAX_TOKENS * INTERVAL_MS : 0;
 const DRAIN_S = Number(o['drain-s'] ?? (LONGEST_MS / 1000 * 1.2 + 5));
 
@@ -135,7 +140,8 @@ function streamRequest(maxTokens) {
 }
 function requestText(maxTokens, stream) {
   const body = '{"model":"bench-model","messages":[{"role":"user","content":' + PROMPT_JSON
-    + '}],"max_tokens":' + maxTokens + (stream ? ',"stream":true,"stream_options":{"include_usage":true}}'
+    + '}],"max_tokens":' + maxTokens + ',"tg_interval_ms":' + INTERVAL_MS
+    + (stream ? ',"stream":true,"stream_options":{"include_usage":true}}'
       : ',"stream":false}');
   return 'POST /v1/chat/completions HTTP/1.1\r\nhost: ' + url.host + '\r\naccept-encoding: gzip, deflate\r\n'
     + 'connection: keep-alive\r\naccept: application/json\r\ncontent-type: application/json\r\n'
