@@ -9,7 +9,9 @@ run's same percentile in the same round (percentiles of different populations ca
 subtracted request by request); the tables give the mean over rounds and, in brackets, the
 rounds' range. "x nginx" divides tokengap's added value by nginx's: it is only printed when
 nginx's added value is at least MIN_ADDED_US in every round, since dividing by a value within
-noise of zero (or negative) means nothing; the absolute values are given instead.
+noise of zero (or negative) means nothing; the absolute values are given instead. The verdicts
+hold tokengap to each reference target the run has (nginx; the Reactor Netty relay, netty-reactor,
+when FLOOR has "reactor") with that reference's limits (REFERENCES).
 """
 import json
 import sys
@@ -20,11 +22,16 @@ from overhead_report import added, fmt, load, rng  # the long-stream report's he
 
 MIN_ADDED_US = 10.0
 
-# The targets, tokengap against nginx (docs/performance.md, "Targets: which are met").
-STREAM_LIMITS = (("added p50", "a50", 1.2), ("added p99", "a99", 1.5))
-STREAM_CPU_LIMIT = 1.5
-RATE_LIMITS = (("added latency p50", "a50", 1.5), ("added latency p99", "a99", 1.5))
-RATE_CPU_LIMIT = 1.5
+# The targets, tokengap against a reference target: (its name, limits on the added delay of a
+# streamed event, on CPU per event, on the added latency of a non-streaming request, on CPU per
+# request). nginx is the reference the first targets were set against; the Reactor Netty relay
+# (netty-reactor, FLOOR=reactor) is the floor of tokengap's own stack (docs/performance.md).
+REFERENCES = (
+    ("nginx", (("added p50", "a50", 1.2), ("added p99", "a99", 1.5)), 1.5,
+     (("added latency p50", "a50", 1.5), ("added latency p99", "a99", 1.5)), 1.5),
+    ("netty-reactor", (("added p50", "a50", 1.2), ("added p99", "a99", 1.2)), 1.15,
+     (("added latency p50", "a50", 1.2), ("added latency p99", "a99", 1.2)), 1.2),
+)
 
 
 def avg(xs):
@@ -33,7 +40,7 @@ def avg(xs):
 
 
 def ratio(tg, ng):
-    """tokengap's mean over nginx's, or None when nginx's rounds are too close to zero."""
+    """tokengap's mean over the reference's, or None when its rounds are too close to zero."""
     if not tg or not ng or min(ng) < MIN_ADDED_US:
         return None
     return mean(tg) / mean(ng)
@@ -142,50 +149,53 @@ def rate_table(scenario, targets):
     print()
 
 
-def verdict_added(scenario, what, tg, ng, key, limit):
-    t, n = getattr(tg, key), getattr(ng, key)
+def verdict_added(scenario, what, tg, ref, key, limit):
+    t, n = getattr(tg, key), getattr(ref, key)
     if not t or not n:
         return
     r = ratio(t, n)
     if r is None:
-        print(f"- {scenario}: {what}: tokengap {mean(t):+.0f} µs, nginx {mean(n):+.0f} µs (rounds "
-              f"{min(n):+.0f}..{max(n):+.0f}): NO RATIO, nginx's added value is under {MIN_ADDED_US:.0f} µs "
+        print(f"- {scenario}: {what}: tokengap {mean(t):+.0f} µs, {ref.name} {mean(n):+.0f} µs (rounds "
+              f"{min(n):+.0f}..{max(n):+.0f}): NO RATIO, {ref.name}'s added value is under {MIN_ADDED_US:.0f} µs "
               f"in a round (within noise of direct); compare the absolute values")
         return
-    print(f"- {scenario}: {what}: tokengap {mean(t):+.0f} µs vs nginx {mean(n):+.0f} µs = {r:.2f}x "
+    print(f"- {scenario}: {what}: tokengap {mean(t):+.0f} µs vs {ref.name} {mean(n):+.0f} µs = {r:.2f}x "
           f"(target <= {limit}x): {'PASS' if r <= limit else 'FAIL'}")
 
 
-def verdict_cpu(scenario, what, tg, ng, limit, digits):
-    t, n = tg.cpu_mean(), ng.cpu_mean()
+def verdict_cpu(scenario, what, tg, ref, limit, digits):
+    t, n = tg.cpu_mean(), ref.cpu_mean()
     if not t or not n:
         return
     r = t / n
-    print(f"- {scenario}: {what}: tokengap {t:.{digits}f} vs nginx {n:.{digits}f} = {r:.2f}x (target <= {limit}x): "
-          f"{'PASS' if r <= limit else 'FAIL'}")
+    print(f"- {scenario}: {what}: tokengap {t:.{digits}f} vs {ref.name} {n:.{digits}f} = {r:.2f}x "
+          f"(target <= {limit}x): {'PASS' if r <= limit else 'FAIL'}")
 
 
-def verdicts(scenarios):
-    print("### Targets (tokengap against nginx)\n")
+def verdicts(scenarios, reference, stream_limits, stream_cpu_limit, rate_limits, rate_cpu_limit):
+    if not any(reference in targets and "tokengap" in targets for _, targets in scenarios.values()):
+        return
+    print(f"### Targets (tokengap against {reference})\n")
     for scenario, (streaming, targets) in scenarios.items():
-        tg, ng = targets.get("tokengap"), targets.get("nginx")
-        if not tg or not ng:
+        tg, ref = targets.get("tokengap"), targets.get(reference)
+        if not tg or not ref:
             continue
+        direct = targets.get("direct")
         if streaming:
-            for what, key, limit in STREAM_LIMITS:
-                verdict_added(scenario, what, tg, ng, key, limit)
-            verdict_cpu(scenario, "CPU s per 100k events", tg, ng, STREAM_CPU_LIMIT, 2)
+            for what, key, limit in stream_limits:
+                verdict_added(scenario, what, tg, ref, key, limit)
+            verdict_cpu(scenario, "CPU s per 100k events", tg, ref, stream_cpu_limit, 2)
             print(f"- {scenario}: coalesced events through tokengap: {tg.coalesced} of {tg.events}, besides "
                   f"{tg.client_stalled} read right after the load client's own loop stalled "
-                  f"(nginx {ng.coalesced} +{ng.client_stalled}, "
-                  f"direct {targets['direct'].coalesced if 'direct' in targets else '-'}) "
+                  f"({reference} {ref.coalesced} +{ref.client_stalled}, "
+                  f"direct {direct.coalesced if direct else '-'}) "
                   f"(target 0): {'PASS' if tg.coalesced == 0 else 'FAIL'}")
         else:
-            for what, key, limit in RATE_LIMITS:
-                verdict_added(scenario, what, tg, ng, key, limit)
-            verdict_cpu(scenario, "CPU ms per 1k requests", tg, ng, RATE_CPU_LIMIT, 0)
+            for what, key, limit in rate_limits:
+                verdict_added(scenario, what, tg, ref, key, limit)
+            verdict_cpu(scenario, "CPU ms per 1k requests", tg, ref, rate_cpu_limit, 0)
         print(f"- {scenario}: failed requests through tokengap: {tg.failed} of {tg.requests} "
-              f"(nginx {ng.failed}, direct {targets['direct'].failed if 'direct' in targets else '-'}) "
+              f"({reference} {ref.failed}, direct {direct.failed if direct else '-'}) "
               f"(target 0): {'PASS' if tg.failed == 0 else 'FAIL'}")
     print()
 
@@ -225,7 +235,8 @@ def main():
         targets = {t: Target(t, by[(sc, t)], direct, streaming) for t in targets_order if by[(sc, t)]}
         scenarios[sc] = (streaming, targets)
         (stream_table if streaming else rate_table)(sc, targets)
-    verdicts(scenarios)
+    for reference in REFERENCES:
+        verdicts(scenarios, *reference)
     harness(rows)
 
 
