@@ -39,11 +39,11 @@ def avg(xs):
     return mean(xs) if xs else None
 
 
-def ratio(tg, ng):
+def ratio(tg, ref):
     """tokengap's mean over the reference's, or None when its rounds are too close to zero."""
-    if not tg or not ng or min(ng) < MIN_ADDED_US:
+    if not tg or not ref or min(ref) < MIN_ADDED_US:
         return None
-    return mean(tg) / mean(ng)
+    return mean(tg) / mean(ref)
 
 
 def ratio_cell(tg, ng):

@@ -43,8 +43,8 @@
 // (reset at the window's start). --backend-pids likewise (CPU only). One JSON line per run is
 // appended to --out, labelled --scenario (default fixed-N, mix-A-B, rate-R, with -cC / -rR / -iI
 // when the concurrency / mix rate / streaming interval is not 200 / 35 / 20); a one-line summary
-// goes to stderr. The line also
-// holds the client's own CPU and event-loop delay p99: a client that lags inflates every row.
+// goes to stderr. The line also holds the client's own CPU and event-loop delay p99: a client
+// that lags inflates every row.
 // --interval-ms (default 20): the gap between a stream's events. Each request asks the backend for
 // it ("tg_interval_ms"), so that one backend serves scenarios of different cadences; it also bounds
 // the drain and says which pairs of events were sent apart.
