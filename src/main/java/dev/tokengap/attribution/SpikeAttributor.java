@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +40,8 @@ import dev.tokengap.timing.StreamTimer;
  * looks at what the other streams received during the gap within
  * {@link #SCAN_BATCH_WINDOW} of taking the spike, reading them once for all the spikes
  * that came meanwhile; the attribution thread ({@code tokengap-attribution}) judges it
- * one scrape interval after its gap closed plus the scrape timeout.
+ * one scrape interval after its gap closed plus the scrape timeout, at the next tick of a
+ * {@link #JUDGE_TICK_NANOS 25 ms grid}, with the spikes of its batch due at that tick.
  *
  * <pre>
  *  event loop ──(spike, stream)──▶ [hand-off, bounded] ──▶ scan thread: peers during the gap
@@ -79,6 +81,17 @@ public final class SpikeAttributor implements AutoCloseable {
 	static final Duration SCAN_BATCH_WINDOW = Duration.ofMillis(100);
 
 	/**
+	 * The grid spikes are judged on: each at the first tick at or after its due time (one
+	 * scrape interval and the scrape timeout after its gap closed), the spikes of one
+	 * scan batch that share a tick in one task, so that a burst of spikes wakes the
+	 * attribution thread once a tick, not once a spike (at 1,000 streams of 200 ms per
+	 * token, some 125 spikes a second, whose waits and wake-ups cost the thread about as
+	 * much as their judgements). A stream's end is closed a tick after the tick it falls
+	 * on, after the tick of any of its spikes, so that they are judged before it closes.
+	 */
+	static final long JUDGE_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(25);
+
+	/**
 	 * Streams whose judged spikes wait for their end at most; the oldest is closed early.
 	 */
 	static final int MAX_OPEN_STREAMS = 10_000;
@@ -99,6 +112,9 @@ public final class SpikeAttributor implements AutoCloseable {
 	private final long intervalNanos;
 
 	private final long delayNanos;
+
+	/** Where the grid of {@link #JUDGE_TICK_NANOS} starts. */
+	private final long tickOrigin;
 
 	private final FirstTokenLog firstTokens = new FirstTokenLog(4096);
 
@@ -131,6 +147,9 @@ public final class SpikeAttributor implements AutoCloseable {
 
 	/** Spikes and stream ends the event loops handed over, for tests. */
 	private final AtomicLong handedOver = new AtomicLong();
+
+	/** Tasks that judge spikes, for tests. */
+	private final AtomicLong judgeTasks = new AtomicLong();
 
 	/** Spikes the full hand-off refused: judged unknown without a look at the others. */
 	private final AtomicLong unscanned = new AtomicLong();
@@ -187,6 +206,7 @@ public final class SpikeAttributor implements AutoCloseable {
 		this.clock = clock;
 		this.intervalNanos = scrapeInterval.toNanos();
 		this.delayNanos = scrapeInterval.toNanos() + scrapeTimeout.toNanos();
+		this.tickOrigin = clock.nanoTime();
 		this.detector = new SpikeDetector(properties, this.firstTokens, this.peers, this::submit, this::ended);
 		this.logLimiter = new LogRateLimiter(properties.logLinesPerSecond(), clock);
 		this.executor = Executors.newSingleThreadScheduledExecutor((task) -> {
@@ -273,7 +293,10 @@ public final class SpikeAttributor implements AutoCloseable {
 		schedule(() -> unattributed(spike, self), 0, self);
 	}
 
-	/** On the scan thread: what the other streams received during each gap. */
+	/**
+	 * On the scan thread: what the other streams received during each gap; then each
+	 * spike is judged at its tick, with the others of the batch due at the same one.
+	 */
 	private void scan(List<SpikeHandOff.Handed> batch) {
 		List<PeerStreams.Gap> gaps = new ArrayList<>(batch.size());
 		for (SpikeHandOff.Handed handed : batch) {
@@ -281,30 +304,87 @@ public final class SpikeAttributor implements AutoCloseable {
 			gaps.add(new PeerStreams.Gap(handed.self(), spike.previousArrivalNanos(), spike.arrivalNanos()));
 		}
 		List<PeerView> views = this.peers.during(gaps);
-		for (int i = 0; i < views.size(); i++) {
-			Spike spike = batch.get(i).spike();
-			PeerView peers = views.get(i);
-			schedule(() -> attribute(spike, peers), spike.arrivalNanos() + this.delayNanos - this.clock.nanoTime(),
-					batch.get(i).self());
+		// The loops hand spikes over about in the order their gaps closed, not exactly.
+		Integer[] order = new Integer[batch.size()];
+		for (int i = 0; i < order.length; i++) {
+			order[i] = i;
 		}
+		Arrays.sort(order, Comparator.comparingLong((i) -> batch.get(i).spike().arrivalNanos() - this.tickOrigin));
+		long now = this.clock.nanoTime();
+		List<Judgement> due = new ArrayList<>();
+		long dueTick = 0;
+		for (int i : order) {
+			Spike spike = batch.get(i).spike();
+			StreamTimer self = batch.get(i).self();
+			long tick = tick(spike.arrivalNanos() + this.delayNanos);
+			if (!due.isEmpty() && tick != dueTick) {
+				judgeLater(due, dueTick - now);
+				due = new ArrayList<>();
+			}
+			dueTick = tick;
+			if (reserve(self)) {
+				PeerView peers = views.get(i);
+				due.add(new Judgement(self, () -> attribute(spike, peers)));
+			}
+		}
+		judgeLater(due, dueTick - now);
+	}
+
+	/** The first tick of the judging grid at or after a time. */
+	private long tick(long nanos) {
+		long since = nanos - this.tickOrigin;
+		return this.tickOrigin + Math.floorDiv(since + JUDGE_TICK_NANOS - 1, JUDGE_TICK_NANOS) * JUDGE_TICK_NANOS;
+	}
+
+	/** A spike's judgement, waiting for its tick, and the stream it is of. */
+	private record Judgement(StreamTimer self, Runnable judge) {
+
 	}
 
 	private void schedule(Runnable judge, long delayNanos, StreamTimer self) {
-		if (this.pending.incrementAndGet() > MAX_PENDING) {
-			this.pending.decrementAndGet();
-			settled(self, null);
-			if (!this.dropLogged) {
-				this.dropLogged = true;
-				logger.warn("More than " + MAX_PENDING + " spikes awaiting attribution; dropping (logged once)");
-			}
+		if (reserve(self)) {
+			judgeLater(List.of(new Judgement(self, judge)), delayNanos);
+		}
+	}
+
+	/**
+	 * Whether one more spike may wait for its judgement; one over {@link #MAX_PENDING} is
+	 * dropped, its stream told it is settled.
+	 */
+	private boolean reserve(StreamTimer self) {
+		if (this.pending.incrementAndGet() <= MAX_PENDING) {
+			return true;
+		}
+		this.pending.decrementAndGet();
+		settled(self, null);
+		if (!this.dropLogged) {
+			this.dropLogged = true;
+			logger.warn("More than " + MAX_PENDING + " spikes awaiting attribution; dropping (logged once)");
+		}
+		return false;
+	}
+
+	/**
+	 * Runs reserved judgements in one task on the attribution thread, in order; each
+	 * releases its reservation and catches its own failure.
+	 */
+	private void judgeLater(List<Judgement> judgements, long delayNanos) {
+		if (judgements.isEmpty()) {
 			return;
 		}
 		try {
-			this.executor.schedule(judge, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+			this.executor.schedule(() -> {
+				for (Judgement judgement : judgements) {
+					judgement.judge().run();
+				}
+			}, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+			this.judgeTasks.incrementAndGet();
 		}
 		catch (RejectedExecutionException ex) {
-			this.pending.decrementAndGet();
-			settled(self, null);
+			for (Judgement judgement : judgements) {
+				this.pending.decrementAndGet();
+				settled(judgement.self(), null);
+			}
 		}
 	}
 
@@ -536,6 +616,7 @@ public final class SpikeAttributor implements AutoCloseable {
 		}
 		long now = this.clock.nanoTime();
 		long end = Math.max(now, timer.lastArrivalNanos());
+		long close = tick(end + this.delayNanos) + JUDGE_TICK_NANOS;
 		this.closing.put(timer, end);
 		try {
 			this.executor.schedule(() -> {
@@ -544,7 +625,7 @@ public final class SpikeAttributor implements AutoCloseable {
 				if (judged != null) {
 					finish(timer, judged, end);
 				}
-			}, end - now + this.delayNanos, TimeUnit.NANOSECONDS);
+			}, close - now, TimeUnit.NANOSECONDS);
 			this.handedOver.incrementAndGet();
 		}
 		catch (RejectedExecutionException ex) {
@@ -693,6 +774,13 @@ public final class SpikeAttributor implements AutoCloseable {
 	 */
 	long tasksHandedOver() {
 		return this.handedOver.get();
+	}
+
+	/**
+	 * @return the tasks that judged spikes so far (one per tick of a scan batch)
+	 */
+	long judgeTasks() {
+		return this.judgeTasks.get();
 	}
 
 	/**

@@ -129,6 +129,52 @@ class SpikeAttributorTests {
 	}
 
 	/**
+	 * Spikes of one scan batch that fall due at the same tick of the judging grid are
+	 * judged in one task, one wake-up of the attribution thread, not one each; each is
+	 * still judged, kept and counted once its stream has ended.
+	 */
+	@Test
+	void spikesOfOneBatchDueAtOneTickAreJudgedInOneTask() throws Exception {
+		CountDownLatch scanning = new CountDownLatch(1);
+		try (SpikeAttributor gated = gatedAttributor(HAND_OFF_CAPACITY, scanning)) {
+			this.meters.gapObserver(gated.detector());
+			long start = System.nanoTime();
+			this.loop.submit(() -> {
+				for (int i = 0; i < 6; i++) {
+					stream("chatcmpl-" + i, 10, start);
+				}
+			}).get(5, TimeUnit.SECONDS);
+			assertThat(gated.spikesAwaitingScan()).isEqualTo(6);
+			scanning.countDown();
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(6));
+			assertThat(gated.judgeTasks()).as("one tick, one task").isEqualTo(1);
+			assertThat(gated.records()).hasSize(6)
+				.allSatisfy((record) -> assertThat(record.evidence().peersDecoding()).isEqualTo(5));
+		}
+	}
+
+	/**
+	 * Spikes of one batch due a tick or more apart are judged at their own ticks, in
+	 * separate tasks.
+	 */
+	@Test
+	void spikesOfOneBatchDueAtDifferentTicksAreJudgedInATaskEach() throws Exception {
+		CountDownLatch scanning = new CountDownLatch(1);
+		try (SpikeAttributor gated = gatedAttributor(HAND_OFF_CAPACITY, scanning)) {
+			this.meters.gapObserver(gated.detector());
+			long start = System.nanoTime();
+			long apart = 2 * SpikeAttributor.JUDGE_TICK_NANOS;
+			this.loop.submit(() -> {
+				stream("chatcmpl-early", 10, start);
+				stream("chatcmpl-late", 10, start + apart);
+			}).get(5, TimeUnit.SECONDS);
+			scanning.countDown();
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(spikesCounted()).isEqualTo(2));
+			assertThat(gated.judgeTasks()).isEqualTo(2);
+		}
+	}
+
+	/**
 	 * An attributor whose scan thread starts taking spikes once {@code scanning} opens.
 	 */
 	private SpikeAttributor gatedAttributor(int capacity, CountDownLatch scanning) {
