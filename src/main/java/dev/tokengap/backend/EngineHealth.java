@@ -1,5 +1,6 @@
 package dev.tokengap.backend;
 
+import java.net.URI;
 import java.time.Duration;
 
 import org.apache.commons.logging.Log;
@@ -21,7 +22,7 @@ public final class EngineHealth implements AutoCloseable {
 
 	private final HttpClient client;
 
-	private final String url;
+	private final URI url;
 
 	private final Duration interval;
 
@@ -36,7 +37,7 @@ public final class EngineHealth implements AutoCloseable {
 	 * @param interval how often to ask, also the longest an answer may take
 	 */
 	public EngineHealth(HttpClient client, String base, Duration interval) {
-		this.url = base + "/health";
+		this.url = URI.create(base + "/health");
 		this.interval = interval;
 		this.client = client.responseTimeout(interval);
 	}

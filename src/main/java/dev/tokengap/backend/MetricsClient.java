@@ -88,7 +88,11 @@ final class MetricsClient implements AutoCloseable {
 	/** Set on a connection once it carried a response: reused from then on. */
 	private static final AttributeKey<Boolean> ANSWERED = AttributeKey.valueOf(MetricsClient.class, "answered");
 
-	private final String target;
+	/**
+	 * The URL, passed to Reactor Netty as a {@link URI}: its String overload reads a
+	 * one-digit port as part of the host name.
+	 */
+	private final URI target;
 
 	private final DataSize maxSize;
 
@@ -113,8 +117,8 @@ final class MetricsClient implements AutoCloseable {
 	 */
 	MetricsClient(URI url, Duration connectTimeout, DataSize maxSize, SslBundle ssl) {
 		String path = (url.getRawPath() == null || url.getRawPath().isEmpty()) ? "/" : url.getRawPath();
-		this.target = url.getScheme() + "://" + url.getRawAuthority() + path
-				+ ((url.getRawQuery() != null) ? "?" + url.getRawQuery() : "");
+		this.target = URI.create(url.getScheme() + "://" + url.getRawAuthority() + path
+				+ ((url.getRawQuery() != null) ? "?" + url.getRawQuery() : ""));
 		this.maxSize = maxSize;
 		this.loops = LoopResources.create("tokengap-scrape", 1, true);
 		this.loop = this.loops.onClient(LoopResources.hasNativeSupport()).next();

@@ -1,5 +1,6 @@
 package dev.tokengap.backend;
 
+import java.net.URI;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -36,7 +37,7 @@ public final class ServedModels implements AutoCloseable {
 
 	private final HttpClient client;
 
-	private final String url;
+	private final URI url;
 
 	private final Duration interval;
 
@@ -56,7 +57,7 @@ public final class ServedModels implements AutoCloseable {
 	 * name for it, in the engine's order
 	 */
 	public ServedModels(HttpClient client, String base, Duration interval, Consumer<Map<String, String>> listener) {
-		this.url = base + "/v1/models";
+		this.url = URI.create(base + "/v1/models");
 		this.interval = interval;
 		this.listener = listener;
 		this.client = client.responseTimeout(Duration.ofSeconds(5));
