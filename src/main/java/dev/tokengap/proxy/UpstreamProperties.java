@@ -57,13 +57,6 @@ public record UpstreamProperties(URI url, @DefaultValue("10m") Duration response
 			throw new IllegalArgumentException(
 					"tokengap.upstream.url must be an http:// or https:// URL with a host, got '" + url + "'");
 		}
-		if (url != null && url.getPort() >= 0 && url.getPort() < 10) {
-			// Reactor Netty's HttpClient parses the URL it is given as text with a
-			// pattern
-			// that takes ports of 2 to 5 digits (1.3.6; fixed in later releases).
-			throw new IllegalArgumentException("tokengap.upstream.url must have a port of 10 or above, got '" + url
-					+ "': Reactor Netty's HttpClient reads a one-digit port as part of the host name");
-		}
 		if (sslBundle != null && sslBundle.isBlank()) {
 			sslBundle = null;
 		}

@@ -16,6 +16,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -99,6 +100,62 @@ class UpstreamClientLoopsTests {
 				seen.add(new EventLoop[] { clientLoop, head.connection().channel().eventLoop() });
 				return response.send(head.connection().inbound().receive().retain()).then();
 			});
+	}
+
+	/**
+	 * Reactor Netty (1.3.6) parses a request's URL as text with a pattern whose port
+	 * takes 2 to 5 digits: the engine's base URL carries a one-digit port with a leading
+	 * zero, the same port, rather than have {@code 127.0.0.1:9} taken for a host name.
+	 */
+	@Test
+	void aOneDigitPortIsWrittenWithTwoDigitsForReactorNetty() {
+		assertThat(UpstreamClient.baseUrl(URI.create("http://127.0.0.1:9"))).isEqualTo("http://127.0.0.1:09");
+		assertThat(UpstreamClient.baseUrl(URI.create("https://[::1]:7/v1"))).isEqualTo("https://[::1]:07");
+		assertThat(UpstreamClient.baseUrl(URI.create("http://vllm:8000/prefix"))).isEqualTo("http://vllm:8000");
+		assertThat(UpstreamClient.baseUrl(URI.create("http://vllm"))).isEqualTo("http://vllm");
+		assertThat(UpstreamClient.baseUrl(URI.create("http://127.0.0.1:09"))).isEqualTo("http://127.0.0.1:09");
+	}
+
+	/**
+	 * An engine on a one-digit port is reached there, with that port in the Host header.
+	 * Binding such a port takes privileges: skipped without them.
+	 */
+	@Test
+	void anEngineOnAOneDigitPortIsReached() {
+		List<String> hosts = new CopyOnWriteArrayList<>();
+		DisposableServer engine = null;
+		for (int port = 9; port >= 1 && engine == null; port--) {
+			try {
+				engine = HttpServer.create().host("127.0.0.1").port(port).handle((request, response) -> {
+					hosts.add(request.requestHeaders().get("host"));
+					return response.sendString(Mono.just("{}"));
+				}).bindNow();
+			}
+			catch (RuntimeException ex) {
+				// taken, or not ours to bind
+			}
+		}
+		Assumptions.assumeTrue(engine != null, "no port from 1 to 9 could be bound here");
+		this.closing.add(engine::disposeNow);
+		ProxyEventLoops loops = ProxyEventLoops.create();
+		UpstreamClient upstream = new UpstreamClient(properties("http://127.0.0.1:" + engine.port(), 4), loops, null);
+		this.closing.add(0, upstream::close);
+		DisposableServer proxy = HttpServer.create()
+			.host("127.0.0.1")
+			.port(0)
+			.runOn(loops)
+			.handle((request, response) -> relay(upstream, request, response, new CopyOnWriteArrayList<>()))
+			.bindNow();
+		this.closing.add(0, proxy::disposeNow);
+		String answer = HttpClient.create()
+			.get()
+			.uri("http://127.0.0.1:" + proxy.port() + "/v1/models")
+			.responseContent()
+			.aggregate()
+			.asString()
+			.block(Duration.ofSeconds(30));
+		assertThat(answer).isEqualTo("{}");
+		assertThat(hosts).containsExactly("127.0.0.1:" + engine.port());
 	}
 
 	@Test

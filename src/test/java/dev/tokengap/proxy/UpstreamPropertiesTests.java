@@ -13,7 +13,6 @@ import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.core.io.ClassPathResource;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 class UpstreamPropertiesTests {
 
@@ -47,21 +46,6 @@ class UpstreamPropertiesTests {
 		assertThat(withUrl("http://127.0.0.1:/prefix").url()).hasToString("http://127.0.0.1:8000/prefix");
 		assertThat(withUrl("http://127.0.0.1:8200").url()).hasToString("http://127.0.0.1:8200");
 		assertThat(withUrl("http://vllm").url()).as("no port at all is HTTP's, as any URL").hasToString("http://vllm");
-	}
-
-	/**
-	 * Reactor Netty's HttpClient (1.3.6) reads a one-digit port of a URL given as text as
-	 * part of the host name, and then fails to resolve a host such as
-	 * {@code 127.0.0.1:9}: such a URL is refused at start-up, saying why.
-	 */
-	@Test
-	void aOneDigitPortIsRefusedAtStartUpSayingWhy() {
-		assertThatIllegalArgumentException().isThrownBy(() -> withUrl("http://127.0.0.1:9"))
-			.withMessageContaining("http://127.0.0.1:9")
-			.withMessageContaining("port of 10 or above")
-			.withMessageContaining("one-digit port");
-		assertThatIllegalArgumentException().isThrownBy(() -> withUrl("https://vllm:1/v1"));
-		assertThat(withUrl("http://127.0.0.1:10").url()).hasToString("http://127.0.0.1:10");
 	}
 
 	private static UpstreamProperties withUrl(String url) {
