@@ -3,6 +3,7 @@ package dev.tokengap.bench;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Arrays;
@@ -127,7 +128,7 @@ public final class BenchCommand {
 		String body = BenchClients.SMALL.responseTimeout(Duration.ofSeconds(10))
 			.headers((headers) -> options.headers().forEach(headers::set))
 			.get()
-			.uri(options.baseUrl() + "/v1/models")
+			.uri(URI.create(options.baseUrl() + "/v1/models"))
 			.responseSingle((response, content) -> content.asString())
 			.block(Duration.ofSeconds(10));
 		JsonNode first = JsonMapper.builder().build().readTree((body != null) ? body : "{}").path("data").path(0);

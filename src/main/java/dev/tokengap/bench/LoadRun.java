@@ -1,5 +1,6 @@
 package dev.tokengap.bench;
 
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,13 +26,17 @@ final class LoadRun {
 
 	private final HttpClient client;
 
-	private final String url;
+	/**
+	 * Passed to Reactor Netty as a {@link URI}: its String overload reads a one-digit
+	 * port as part of the host name.
+	 */
+	private final URI url;
 
 	private final int concurrency;
 
 	LoadRun(HttpClient client, String url, int maxConcurrency) {
 		this.client = client;
-		this.url = url;
+		this.url = URI.create(url);
 		this.concurrency = (maxConcurrency > 0) ? maxConcurrency : Integer.MAX_VALUE;
 	}
 

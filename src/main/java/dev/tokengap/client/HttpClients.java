@@ -1,5 +1,6 @@
 package dev.tokengap.client;
 
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 
@@ -101,6 +102,23 @@ public final class HttpClients {
 				builder.ciphers(List.of(options.getCiphers()));
 			}
 		});
+	}
+
+	/**
+	 * A URL's scheme and authority as Reactor Netty's base URL, a one-digit port written
+	 * with a leading zero: Reactor Netty (1.3.6) parses the text of a request's URL with
+	 * a pattern whose port takes 2 to 5 digits, and would read {@code :9} as part of the
+	 * host name; {@code 09} is the same port to it.
+	 * @param url the URL
+	 * @return its scheme and authority
+	 */
+	public static String baseUrl(URI url) {
+		String authority = url.getRawAuthority();
+		int port = url.getPort();
+		if (port >= 0 && port < 10 && authority.endsWith(":" + port)) {
+			authority = authority.substring(0, authority.length() - 1) + "0" + port;
+		}
+		return url.getScheme() + "://" + authority;
 	}
 
 }

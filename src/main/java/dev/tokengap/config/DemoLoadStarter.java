@@ -1,5 +1,6 @@
 package dev.tokengap.config;
 
+import java.net.URI;
 import java.time.Duration;
 
 import reactor.netty.http.client.HttpClient;
@@ -47,7 +48,7 @@ class DemoLoadStarter implements ApplicationListener<WebServerInitializedEvent>,
 		}
 		this.pool = HttpClients.pool("demo-load", Math.max(1, this.demo.concurrency()), POOL_WAIT, MAX_IDLE, null);
 		HttpClient client = HttpClients.create(this.pool, null, CONNECT_TIMEOUT)
-			.baseUrl("http://127.0.0.1:" + event.getWebServer().getPort());
+			.baseUrl(HttpClients.baseUrl(URI.create("http://127.0.0.1:" + event.getWebServer().getPort())));
 		DemoLoad started = new DemoLoad(client, this.simulator.model(), this.demo.concurrency());
 		started.start();
 		this.load = started;

@@ -133,25 +133,9 @@ public final class UpstreamClient {
 	}
 
 	private HttpClient client(ConnectionProvider pool, LoopResources loops, URI url) {
-		HttpClient client = HttpClients.create(pool, loops, this.properties.connectTimeout()).baseUrl(baseUrl(url));
+		HttpClient client = HttpClients.create(pool, loops, this.properties.connectTimeout())
+			.baseUrl(HttpClients.baseUrl(url));
 		return this.properties.secure() ? HttpClients.secure(client, this.ssl) : client;
-	}
-
-	/**
-	 * The engine's scheme and authority as Reactor Netty's base URL, a one-digit port
-	 * written with a leading zero: Reactor Netty (1.3.6) parses the text of a request's
-	 * URL with a pattern whose port takes 2 to 5 digits, and would read {@code :9} as
-	 * part of the host name; {@code 09} is the same port to it.
-	 * @param url the engine's URL
-	 * @return its scheme and authority
-	 */
-	static String baseUrl(URI url) {
-		String authority = url.getRawAuthority();
-		int port = url.getPort();
-		if (port >= 0 && port < 10 && authority.endsWith(":" + port)) {
-			authority = authority.substring(0, authority.length() - 1) + "0" + port;
-		}
-		return url.getScheme() + "://" + authority;
 	}
 
 	/** The loops the proxy port's connections run on, as Reactor Netty's server asks. */

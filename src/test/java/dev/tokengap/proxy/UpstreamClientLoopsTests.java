@@ -103,20 +103,6 @@ class UpstreamClientLoopsTests {
 	}
 
 	/**
-	 * Reactor Netty (1.3.6) parses a request's URL as text with a pattern whose port
-	 * takes 2 to 5 digits: the engine's base URL carries a one-digit port with a leading
-	 * zero, the same port, rather than have {@code 127.0.0.1:9} taken for a host name.
-	 */
-	@Test
-	void aOneDigitPortIsWrittenWithTwoDigitsForReactorNetty() {
-		assertThat(UpstreamClient.baseUrl(URI.create("http://127.0.0.1:9"))).isEqualTo("http://127.0.0.1:09");
-		assertThat(UpstreamClient.baseUrl(URI.create("https://[::1]:7/v1"))).isEqualTo("https://[::1]:07");
-		assertThat(UpstreamClient.baseUrl(URI.create("http://vllm:8000/prefix"))).isEqualTo("http://vllm:8000");
-		assertThat(UpstreamClient.baseUrl(URI.create("http://vllm"))).isEqualTo("http://vllm");
-		assertThat(UpstreamClient.baseUrl(URI.create("http://127.0.0.1:09"))).isEqualTo("http://127.0.0.1:09");
-	}
-
-	/**
 	 * An engine on a one-digit port is reached there, with that port in the Host header.
 	 * Binding such a port takes privileges: skipped without them.
 	 */
