@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -304,16 +303,12 @@ public final class SpikeAttributor implements AutoCloseable {
 			gaps.add(new PeerStreams.Gap(handed.self(), spike.previousArrivalNanos(), spike.arrivalNanos()));
 		}
 		List<PeerView> views = this.peers.during(gaps);
-		// The loops hand spikes over about in the order their gaps closed, not exactly.
-		Integer[] order = new Integer[batch.size()];
-		for (int i = 0; i < order.length; i++) {
-			order[i] = i;
-		}
-		Arrays.sort(order, Comparator.comparingLong((i) -> batch.get(i).spike().arrivalNanos() - this.tickOrigin));
+		// Spikes come in about the order their gaps closed: those due at one tick are
+		// next to each other.
 		long now = this.clock.nanoTime();
 		List<Judgement> due = new ArrayList<>();
 		long dueTick = 0;
-		for (int i : order) {
+		for (int i = 0; i < batch.size(); i++) {
 			Spike spike = batch.get(i).spike();
 			StreamTimer self = batch.get(i).self();
 			long tick = tick(spike.arrivalNanos() + this.delayNanos);
@@ -777,7 +772,8 @@ public final class SpikeAttributor implements AutoCloseable {
 	}
 
 	/**
-	 * @return the tasks that judged spikes so far (one per tick of a scan batch)
+	 * @return the tasks that judged spikes so far (one per tick of a scan batch, one per
+	 * spike the full hand-off refused)
 	 */
 	long judgeTasks() {
 		return this.judgeTasks.get();
