@@ -14,7 +14,7 @@ import dev.tokengap.bench.BenchCommand;
 /**
  * tokengap: a streaming proxy for vLLM that times every SSE event as the client sees it.
  */
-@SpringBootApplication
+@SpringBootApplication(proxyBeanMethods = false)
 @ConfigurationPropertiesScan
 public class TokengapApplication {
 

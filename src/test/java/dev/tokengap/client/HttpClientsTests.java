@@ -1,6 +1,7 @@
 package dev.tokengap.client;
 
 import java.net.URI;
+import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +22,14 @@ class HttpClientsTests {
 		assertThat(HttpClients.baseUrl(URI.create("http://vllm:8000/prefix"))).isEqualTo("http://vllm:8000");
 		assertThat(HttpClients.baseUrl(URI.create("http://vllm"))).isEqualTo("http://vllm");
 		assertThat(HttpClients.baseUrl(URI.create("http://127.0.0.1:09"))).isEqualTo("http://127.0.0.1:09");
+	}
+
+	@Test
+	void idleConnectionsAreLookedForFourTimesPerMaxIdleTimeAtMostOnceASecond() {
+		assertThat(HttpClients.evictionInterval(Duration.ofSeconds(4))).isEqualTo(Duration.ofSeconds(1));
+		assertThat(HttpClients.evictionInterval(Duration.ofSeconds(2))).isEqualTo(Duration.ofMillis(500));
+		assertThat(HttpClients.evictionInterval(Duration.ofNanos(7))).isEqualTo(Duration.ofNanos(1));
+		assertThat(HttpClients.evictionInterval(Duration.ofMinutes(10))).isEqualTo(Duration.ofSeconds(1));
 	}
 
 }
