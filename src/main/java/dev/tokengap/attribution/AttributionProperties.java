@@ -2,12 +2,8 @@ package dev.tokengap.attribution;
 
 import java.time.Duration;
 
-import jakarta.validation.constraints.DecimalMin;
-import jakarta.validation.constraints.Min;
-
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.validation.annotation.Validated;
 
 /**
  * Spike detection and attribution ({@code tokengap.attribution.*}).
@@ -29,13 +25,12 @@ import org.springframework.validation.annotation.Validated;
  * @param stuckAfter how long the engine may have requests running or waiting while no
  * stream receives content before {@code tokengap_engine_stuck} says it is stuck
  */
-@Validated
 @ConfigurationProperties("tokengap.attribution")
-public record AttributionProperties(@DefaultValue("100ms") Duration spikeFloor,
-		@DefaultValue("4") @DecimalMin("1.0") double spikeFactor, @DefaultValue("200") @Min(1) int history,
-		@DefaultValue("1024") @Min(1) int prefillTokens, @DefaultValue("1.5") @DecimalMin("1.0") double batchGrowth,
-		@DefaultValue("0.9") double kvPressure, @DefaultValue("10") @Min(0) int logLinesPerSecond,
-		@DefaultValue("10000") @Min(1) int prefillRate, @DefaultValue("10s") Duration stuckAfter) {
+public record AttributionProperties(@DefaultValue("100ms") Duration spikeFloor, @DefaultValue("4") double spikeFactor,
+		@DefaultValue("200") int history, @DefaultValue("1024") int prefillTokens,
+		@DefaultValue("1.5") double batchGrowth, @DefaultValue("0.9") double kvPressure,
+		@DefaultValue("10") int logLinesPerSecond, @DefaultValue("10000") int prefillRate,
+		@DefaultValue("10s") Duration stuckAfter) {
 
 	public AttributionProperties {
 		if (spikeFloor.isNegative() || spikeFloor.isZero()) {
@@ -43,6 +38,25 @@ public record AttributionProperties(@DefaultValue("100ms") Duration spikeFloor,
 		}
 		if (stuckAfter.isNegative() || stuckAfter.isZero()) {
 			throw new IllegalArgumentException("tokengap.attribution.stuck-after must be positive, got " + stuckAfter);
+		}
+		if (!(spikeFactor >= 1)) {
+			throw new IllegalArgumentException(
+					"tokengap.attribution.spike-factor must be at least 1, got " + spikeFactor);
+		}
+		if (!(batchGrowth >= 1)) {
+			throw new IllegalArgumentException(
+					"tokengap.attribution.batch-growth must be at least 1, got " + batchGrowth);
+		}
+		requireAtLeast("history", history, 1);
+		requireAtLeast("prefill-tokens", prefillTokens, 1);
+		requireAtLeast("log-lines-per-second", logLinesPerSecond, 0);
+		requireAtLeast("prefill-rate", prefillRate, 1);
+	}
+
+	private static void requireAtLeast(String name, int value, int least) {
+		if (value < least) {
+			throw new IllegalArgumentException(
+					"tokengap.attribution." + name + " must be at least " + least + ", got " + value);
 		}
 	}
 

@@ -9,7 +9,6 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.util.unit.DataSize;
-import org.springframework.validation.annotation.Validated;
 
 /**
  * How tokengap scrapes the engine's own {@code /metrics} ({@code tokengap.backend.*}) to
@@ -25,7 +24,6 @@ import org.springframework.validation.annotation.Validated;
  * @param history how far back engine samples are kept; with the interval it sizes the
  * history
  */
-@Validated
 @ConfigurationProperties("tokengap.backend")
 public record ScrapeProperties(@DefaultValue("true") boolean enabled, @DefaultValue("250ms") Duration scrapeInterval,
 		URI metricsUrl, @DefaultValue("200ms") Duration scrapeTimeout, @DefaultValue("4MB") DataSize maxScrapeSize,

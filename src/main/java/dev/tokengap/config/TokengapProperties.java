@@ -4,7 +4,6 @@ import java.time.Duration;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.validation.annotation.Validated;
 
 /**
  * Top-level settings ({@code tokengap.*}).
@@ -15,7 +14,6 @@ import org.springframework.validation.annotation.Validated;
  * @param stallThreshold a gap at or above this is a stall
  * @param shutdown graceful shutdown
  */
-@Validated
 @ConfigurationProperties("tokengap")
 public record TokengapProperties(@DefaultValue("proxy") Mode mode, @DefaultValue("400ms") Duration stallThreshold,
 		@DefaultValue Shutdown shutdown) {

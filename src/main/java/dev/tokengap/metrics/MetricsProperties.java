@@ -2,12 +2,8 @@ package dev.tokengap.metrics;
 
 import java.util.List;
 
-import jakarta.validation.constraints.Min;
-import jakarta.validation.constraints.NotBlank;
-
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.validation.annotation.Validated;
 
 /**
  * Metrics settings ({@code tokengap.metrics.*}).
@@ -20,11 +16,19 @@ import org.springframework.validation.annotation.Validated;
  * the backend's {@code /v1/models} lists
  * @param maxModels most distinct {@code model_name} values; the rest are {@code other}
  */
-@Validated
 @ConfigurationProperties("tokengap.metrics")
-public record MetricsProperties(@DefaultValue("vllm-v1") @NotBlank String buckets, List<Double> ttftBuckets,
+public record MetricsProperties(@DefaultValue("vllm-v1") String buckets, List<Double> ttftBuckets,
 		List<Double> itlBuckets, List<Double> requestBuckets, @DefaultValue List<String> models,
-		@DefaultValue("20") @Min(1) int maxModels) {
+		@DefaultValue("20") int maxModels) {
+
+	public MetricsProperties {
+		if (buckets == null || buckets.isBlank()) {
+			throw new IllegalArgumentException("tokengap.metrics.buckets must not be blank");
+		}
+		if (maxModels < 1) {
+			throw new IllegalArgumentException("tokengap.metrics.max-models must be at least 1, got " + maxModels);
+		}
+	}
 
 	/**
 	 * Names the edges in use, for {@code tokengap_build_info}: {@code custom} when any

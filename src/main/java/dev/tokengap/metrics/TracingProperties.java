@@ -1,11 +1,7 @@
 package dev.tokengap.metrics;
 
-import jakarta.validation.constraints.DecimalMax;
-import jakarta.validation.constraints.DecimalMin;
-
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.validation.annotation.Validated;
 
 /**
  * Trace context settings ({@code tokengap.tracing.*}).
@@ -13,8 +9,14 @@ import org.springframework.validation.annotation.Validated;
  * @param sampleRatio the share of requests without a valid {@code traceparent} whose new
  * trace is marked sampled, from 0 to 1 (a client's trace keeps the client's flag)
  */
-@Validated
 @ConfigurationProperties("tokengap.tracing")
-public record TracingProperties(@DefaultValue("1.0") @DecimalMin("0.0") @DecimalMax("1.0") double sampleRatio) {
+public record TracingProperties(@DefaultValue("1.0") double sampleRatio) {
+
+	public TracingProperties {
+		if (!(sampleRatio >= 0 && sampleRatio <= 1)) {
+			throw new IllegalArgumentException(
+					"tokengap.tracing.sample-ratio must be between 0 and 1, got " + sampleRatio);
+		}
+	}
 
 }

@@ -5,7 +5,6 @@ import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
-import org.springframework.validation.annotation.Validated;
 
 /**
  * Inbound request handling ({@code tokengap.proxy.*}).
@@ -24,7 +23,6 @@ import org.springframework.validation.annotation.Validated;
  * reader that stopped cannot hold the engine's KV cache without bound (outcome
  * {@code client_cancelled})
  */
-@Validated
 @ConfigurationProperties("tokengap.proxy")
 public record ProxyProperties(@DefaultValue("16MB") DataSize maxRequestBody, DataSize clientSendBuffer,
 		@DefaultValue("60s") Duration requestTimeout, @DefaultValue("60s") Duration sendTimeout) {

@@ -3,11 +3,8 @@ package dev.tokengap.proxy;
 import java.net.URI;
 import java.time.Duration;
 
-import jakarta.validation.constraints.Min;
-
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.validation.annotation.Validated;
 
 /**
  * Where and how tokengap reaches the engine ({@code tokengap.upstream.*}).
@@ -34,11 +31,10 @@ import org.springframework.validation.annotation.Validated;
  * engine's certificate (and holds the client's own, for mutual TLS), for an
  * {@code https://} URL; unset = the JVM's default trust store
  */
-@Validated
 @ConfigurationProperties("tokengap.upstream")
 public record UpstreamProperties(URI url, @DefaultValue("10m") Duration responseTimeout,
 		@DefaultValue("5m") Duration idleTimeout, @DefaultValue("5s") Duration connectTimeout,
-		@DefaultValue("2048") @Min(1) int maxConnections, @DefaultValue("4s") Duration maxIdleTime,
+		@DefaultValue("2048") int maxConnections, @DefaultValue("4s") Duration maxIdleTime,
 		@DefaultValue("5s") Duration pendingAcquireTimeout, @DefaultValue("10m") Duration maxLifeTime,
 		String sslBundle) {
 
@@ -53,6 +49,10 @@ public record UpstreamProperties(URI url, @DefaultValue("10m") Duration response
 		requirePositive("max-idle-time", maxIdleTime);
 		requirePositive("pending-acquire-timeout", pendingAcquireTimeout);
 		requirePositive("max-life-time", maxLifeTime);
+		if (maxConnections < 1) {
+			throw new IllegalArgumentException(
+					"tokengap.upstream.max-connections must be at least 1, got " + maxConnections);
+		}
 		if (url != null && (url.getHost() == null || !("http".equals(url.getScheme()) || secure(url)))) {
 			throw new IllegalArgumentException(
 					"tokengap.upstream.url must be an http:// or https:// URL with a host, got '" + url + "'");

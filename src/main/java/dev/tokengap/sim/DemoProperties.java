@@ -1,11 +1,7 @@
 package dev.tokengap.sim;
 
-import jakarta.validation.constraints.Max;
-import jakarta.validation.constraints.Min;
-
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.validation.annotation.Validated;
 
 /**
  * The demo's background load ({@code tokengap.demo.*}), used only in demo mode (no
@@ -14,7 +10,14 @@ import org.springframework.validation.annotation.Validated;
  * @param load drive a gentle load through the proxy so the histograms fill at once
  * @param concurrency streams the demo keeps in flight
  */
-@Validated
 @ConfigurationProperties("tokengap.demo")
-public record DemoProperties(@DefaultValue("true") boolean load, @DefaultValue("4") @Min(1) @Max(64) int concurrency) {
+public record DemoProperties(@DefaultValue("true") boolean load, @DefaultValue("4") int concurrency) {
+
+	public DemoProperties {
+		if (concurrency < 1 || concurrency > 64) {
+			throw new IllegalArgumentException(
+					"tokengap.demo.concurrency must be between 1 and 64, got " + concurrency);
+		}
+	}
+
 }

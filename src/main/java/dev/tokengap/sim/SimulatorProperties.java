@@ -2,22 +2,14 @@ package dev.tokengap.sim;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-
-import jakarta.validation.constraints.DecimalMax;
-import jakarta.validation.constraints.DecimalMin;
-import jakarta.validation.constraints.Max;
-import jakarta.validation.constraints.NotBlank;
-import jakarta.validation.constraints.Positive;
-import jakarta.validation.constraints.PositiveOrZero;
-import org.hibernate.validator.constraints.time.DurationMin;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
-import org.springframework.validation.annotation.Validated;
 
 /**
  * Settings of the built-in vLLM simulator ({@code tokengap.sim.*}): the engine's batching
@@ -80,28 +72,57 @@ import org.springframework.validation.annotation.Validated;
  * (the default), nothing is traced
  */
 @ConfigurationProperties("tokengap.sim")
-@Validated
-public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(65535) int port,
-		@DefaultValue("sim-llama-3-8b") @NotBlank String model, @DefaultValue("42") long seed,
-		@DefaultValue("64") @Positive int maxNumSeqs, @DefaultValue("2048") @Positive int maxNumBatchedTokens,
-		@DefaultValue("true") boolean chunkedPrefill, @DefaultValue("16") @Positive int blockSize,
-		@DefaultValue("4096") @Positive int numKvBlocks,
-		@DefaultValue("20ms") @DurationMin(nanos = 0, inclusive = false) Duration stepFixedCost,
-		@DefaultValue("250us") @DurationMin(nanos = 0) Duration stepCostPerSeq,
-		@DefaultValue("20us") @DurationMin(nanos = 0) Duration stepCostPerPrefillToken,
-		@DefaultValue("128") @Positive int defaultMaxTokens, @DefaultValue("8192") @Positive int maxModelLen,
-		@DefaultValue("0ms") @DurationMin(nanos = 0) Duration metricsDelay,
-		@DefaultValue("4") @Positive int charsPerToken, @DefaultValue("100000") @Positive int traceCapacity,
-		@DefaultValue("0") @DecimalMin("0") @DecimalMax("1") double reasoningShare,
-		@DefaultValue("0") @PositiveOrZero int maxNumQueuedReqs, @DefaultValue("true") boolean prefixCaching,
-		@DefaultValue List<String> aliases, @DefaultValue List<String> loraAdapters,
-		@DefaultValue("0") @PositiveOrZero @Max(16) int numSpeculativeTokens,
-		@DefaultValue("0.7") @DecimalMin("0") @DecimalMax("1") double specAcceptanceRate,
-		@DefaultValue("false") boolean perRequestMetrics, URI otlpTracesEndpoint) {
+public record SimulatorProperties(@DefaultValue("8000") int port, @DefaultValue("sim-llama-3-8b") String model,
+		@DefaultValue("42") long seed, @DefaultValue("64") int maxNumSeqs,
+		@DefaultValue("2048") int maxNumBatchedTokens, @DefaultValue("true") boolean chunkedPrefill,
+		@DefaultValue("16") int blockSize, @DefaultValue("4096") int numKvBlocks,
+		@DefaultValue("20ms") Duration stepFixedCost, @DefaultValue("250us") Duration stepCostPerSeq,
+		@DefaultValue("20us") Duration stepCostPerPrefillToken, @DefaultValue("128") int defaultMaxTokens,
+		@DefaultValue("8192") int maxModelLen, @DefaultValue("0ms") Duration metricsDelay,
+		@DefaultValue("4") int charsPerToken, @DefaultValue("100000") int traceCapacity,
+		@DefaultValue("0") double reasoningShare, @DefaultValue("0") int maxNumQueuedReqs,
+		@DefaultValue("true") boolean prefixCaching, @DefaultValue List<String> aliases,
+		@DefaultValue List<String> loraAdapters, @DefaultValue("0") int numSpeculativeTokens,
+		@DefaultValue("0.7") double specAcceptanceRate, @DefaultValue("false") boolean perRequestMetrics,
+		URI otlpTracesEndpoint) {
 
+	/**
+	 * Refuses values no engine runs with, naming every one of them at once, whether
+	 * Spring binds the properties or code builds them.
+	 */
 	public SimulatorProperties {
 		aliases = (aliases != null) ? List.copyOf(aliases) : List.of();
 		loraAdapters = (loraAdapters != null) ? List.copyOf(loraAdapters) : List.of();
+		List<String> problems = new ArrayList<>();
+		if (port < 0 || port > 65535) {
+			problems.add("port must be between 0 and 65535, got " + port);
+		}
+		if (model == null || model.isBlank()) {
+			problems.add("model must not be blank");
+		}
+		requirePositive(problems, "max-num-seqs", maxNumSeqs);
+		requirePositive(problems, "max-num-batched-tokens", maxNumBatchedTokens);
+		requirePositive(problems, "block-size", blockSize);
+		requirePositive(problems, "num-kv-blocks", numKvBlocks);
+		requirePositive(problems, "default-max-tokens", defaultMaxTokens);
+		requirePositive(problems, "max-model-len", maxModelLen);
+		requirePositive(problems, "chars-per-token", charsPerToken);
+		requirePositive(problems, "trace-capacity", traceCapacity);
+		requireNotNegative(problems, "max-num-queued-reqs", maxNumQueuedReqs);
+		if (stepFixedCost == null || stepFixedCost.isNegative() || stepFixedCost.isZero()) {
+			problems.add("step-fixed-cost must be positive, got " + stepFixedCost);
+		}
+		requireNotNegative(problems, "step-cost-per-seq", stepCostPerSeq);
+		requireNotNegative(problems, "step-cost-per-prefill-token", stepCostPerPrefillToken);
+		requireNotNegative(problems, "metrics-delay", metricsDelay);
+		requireFraction(problems, "reasoning-share", reasoningShare);
+		if (numSpeculativeTokens < 0 || numSpeculativeTokens > 16) {
+			problems.add("num-speculative-tokens must be between 0 and 16, got " + numSpeculativeTokens);
+		}
+		requireFraction(problems, "spec-acceptance-rate", specAcceptanceRate);
+		if (!problems.isEmpty()) {
+			throw new IllegalArgumentException("tokengap.sim: " + String.join("; ", problems));
+		}
 	}
 
 	/**
@@ -125,33 +146,11 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 	}
 
 	/**
-	 * Fails fast on values the engine cannot run with, for properties built in code and
-	 * so never validated by Spring. Like vLLM, refuses a KV cache too small for one
-	 * max-length sequence.
+	 * Fails fast on a KV cache the engine cannot run with: like vLLM, refuses one too
+	 * small for one max-length sequence. Checked when an engine starts, not when the
+	 * properties are bound: a proxy that runs no simulator does not care.
 	 */
 	void requireUsable() {
-		requirePositive("max-num-seqs", this.maxNumSeqs);
-		requirePositive("max-num-batched-tokens", this.maxNumBatchedTokens);
-		requirePositive("block-size", this.blockSize);
-		requirePositive("num-kv-blocks", this.numKvBlocks);
-		requirePositive("default-max-tokens", this.defaultMaxTokens);
-		requirePositive("max-model-len", this.maxModelLen);
-		requirePositive("chars-per-token", this.charsPerToken);
-		requirePositive("trace-capacity", this.traceCapacity);
-		requirePositive("step-fixed-cost", this.stepFixedCost.toNanos());
-		requireNotNegative("step-cost-per-seq", this.stepCostPerSeq.toNanos());
-		requireNotNegative("step-cost-per-prefill-token", this.stepCostPerPrefillToken.toNanos());
-		requireNotNegative("metrics-delay", this.metricsDelay.toNanos());
-		if (!(this.reasoningShare >= 0 && this.reasoningShare <= 1)) {
-			throw new IllegalArgumentException("tokengap.sim.reasoning-share must be between 0 and 1");
-		}
-		requireNotNegative("max-num-queued-reqs", this.maxNumQueuedReqs);
-		if (this.numSpeculativeTokens < 0 || this.numSpeculativeTokens > 16) {
-			throw new IllegalArgumentException("tokengap.sim.num-speculative-tokens must be between 0 and 16");
-		}
-		if (!(this.specAcceptanceRate >= 0 && this.specAcceptanceRate <= 1)) {
-			throw new IllegalArgumentException("tokengap.sim.spec-acceptance-rate must be between 0 and 1");
-		}
 		long kvTokens = (long) this.numKvBlocks * this.blockSize;
 		if (kvTokens < this.maxModelLen) {
 			throw new IllegalArgumentException("tokengap.sim: a KV cache of " + kvTokens
@@ -160,15 +159,27 @@ public record SimulatorProperties(@DefaultValue("8000") @PositiveOrZero @Max(655
 		}
 	}
 
-	private static void requirePositive(String name, long value) {
+	private static void requirePositive(List<String> problems, String name, int value) {
 		if (value <= 0) {
-			throw new IllegalArgumentException("tokengap.sim." + name + " must be positive");
+			problems.add(name + " must be positive, got " + value);
 		}
 	}
 
-	private static void requireNotNegative(String name, long value) {
+	private static void requireNotNegative(List<String> problems, String name, int value) {
 		if (value < 0) {
-			throw new IllegalArgumentException("tokengap.sim." + name + " must not be negative");
+			problems.add(name + " must not be negative, got " + value);
+		}
+	}
+
+	private static void requireNotNegative(List<String> problems, String name, Duration value) {
+		if (value == null || value.isNegative()) {
+			problems.add(name + " must not be negative, got " + value);
+		}
+	}
+
+	private static void requireFraction(List<String> problems, String name, double value) {
+		if (!(value >= 0 && value <= 1)) {
+			problems.add(name + " must be between 0 and 1, got " + value);
 		}
 	}
 

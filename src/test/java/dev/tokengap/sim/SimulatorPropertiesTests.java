@@ -50,9 +50,9 @@ class SimulatorPropertiesTests {
 		assertThat(bound.reasoningShare()).isEqualTo(0.25);
 		new ApplicationContextRunner().withUserConfiguration(Bound.class)
 			.withPropertyValues("tokengap.sim.reasoning-share=1.5")
-			.run((context) -> assertThat(context).getFailure().rootCause().hasMessageContaining("reasoningShare"));
-		SimulatorProperties negative = SimulatorProperties.defaults().toBuilder().reasoningShare(-0.1).build();
-		assertThatIllegalArgumentException().isThrownBy(negative::requireUsable)
+			.run((context) -> assertThat(context).getFailure().rootCause().hasMessageContaining("reasoning-share"));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SimulatorProperties.defaults().toBuilder().reasoningShare(-0.1).build())
 			.withMessageContaining("reasoning-share");
 	}
 
@@ -89,9 +89,9 @@ class SimulatorPropertiesTests {
 					"tokengap.sim.max-num-queued-reqs=-1")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
-				.hasMessageContaining("maxNumSeqs")
-				.hasMessageContaining("stepFixedCost")
-				.hasMessageContaining("maxNumQueuedReqs"));
+				.hasMessageContaining("max-num-seqs")
+				.hasMessageContaining("step-fixed-cost")
+				.hasMessageContaining("max-num-queued-reqs"));
 	}
 
 	@Test
@@ -105,8 +105,9 @@ class SimulatorPropertiesTests {
 	void engineRefusesAKvCacheSmallerThanOneMaxLengthSequence() {
 		SimulatorProperties tooSmall = SimulatorProperties.defaults().toBuilder().numKvBlocks(100).build();
 		assertThatIllegalArgumentException().isThrownBy(tooSmall::requireUsable).withMessageContaining("max-model-len");
-		SimulatorProperties negative = SimulatorProperties.defaults().toBuilder().blockSize(-1).build();
-		assertThatIllegalArgumentException().isThrownBy(negative::requireUsable).withMessageContaining("block-size");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SimulatorProperties.defaults().toBuilder().blockSize(-1).build())
+			.withMessageContaining("block-size");
 	}
 
 	@Configuration(proxyBeanMethods = false)
