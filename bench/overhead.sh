@@ -6,7 +6,7 @@
 #
 # Targets, alternated A B C A B C in one run so drift on a shared machine hits each alike:
 #   direct    probe -> stamped backend
-#   tokengap  probe -> tokengap (the packaged jar, JDK 17, G1, -Xmx256m) -> backend
+#   tokengap  probe -> tokengap (the packaged jar, JDK 17, G1, a fixed 256 MiB heap) -> backend
 #   nginx     probe -> nginx (proxy_buffering off, HTTP/1.1 keep-alive upstream) -> backend
 # Loads (streams x gap between events): 50 x 20 ms (2.5k events/s), 200 x 20 ms (10k/s),
 # 1000 x 50 ms (20k/s). Then tokengap on JDK 25 with G1 against generational ZGC.
@@ -14,7 +14,7 @@
 #
 # Then request churn: a client and a backend that are not tokengap's code
 # (bench/churn/client.mjs, backend.mjs: Node, raw sockets, hand-written HTTP/1.1), with their own
-# tokengap (the same jar, JDK 17, -Xmx256m, defaults) and nginx (the same config) in front of the
+# tokengap (the same jar, JDK 17, the same heap, defaults) and nginx (the same config) in front of the
 # Node backend, the same targets alternated the same way. Scenarios (CHURN, words):
 #   fixed:N    CHURN_CONCURRENCY streams always in flight, each of N tokens; a new request starts
 #              on the freed connection as one ends (fixed:100 ~ 100 requests/s, fixed:1000 ~ 10/s)
@@ -26,6 +26,7 @@
 #
 # Environment [defaults]:
 #   OUT [target/overhead]  MEASURE_S [20]  WARMUP_S [3]  ROUNDS [2]  JAVA17  JAVA25
+#   HEAP ["-Xms256m -Xmx256m"]  the heap flags of every JVM target
 #   LOADS ["50:20 200:20 1000:50"]  long streams, Java probe and backend; "" skips that whole part
 #                                   (the GC comparison too)
 #   GC_LOADS ["200:20 1000:50"]     tokengap on JDK 25, G1 against ZGC; "" skips it
@@ -37,7 +38,7 @@
 #   TG_FLAGS [""]  JVM flags of the tokengap target itself (e.g. an AOT cache: bench/aot-train.sh)
 #   FLOOR [""]  churn only: words among "tcp http", each a target netty-tcp / netty-http, the
 #               least a Netty program does to proxy this traffic (bench/bare/NettyFloorProxy.java,
-#               JDK 17, -Xmx256m, 2 event loops): the floor under any tokengap on Reactor Netty.
+#               JDK 17, the same heap, 2 event loops): the floor under any tokengap on Reactor Netty.
 #               A word with "+tuned" (e.g. http+tuned, target netty-http-tuned) runs that floor
 #               with the Netty settings tokengap's main method sets (TokengapApplication.nettyDefaults:
 #               no leak detection, the pooled allocator); without it the floor has Netty's defaults.
@@ -60,13 +61,17 @@ JAVA25=${JAVA25:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}
 BACKEND_PORT=27100 TG_PORT=27180 NGINX_PORT=27200 G1_PORT=27280 ZGC_PORT=27380
 LOADS=${LOADS-"50:20 200:20 1000:50"}
 GC_LOADS=${GC_LOADS-"200:20 1000:50"}
-# JVM flags of an optional fourth target, tokengap-tuned (same jar, same JDK 17, -Xmx256m).
+# JVM flags of an optional fourth target, tokengap-tuned (same jar, same JDK 17, same heap).
 TUNED_FLAGS=${TUNED_FLAGS:-}
+# Every JVM target's heap (tokengap's and the floors'): fixed at 256 MiB, as the image and the chart
+# pin tokengap's (-XX:InitialRAMPercentage=40 -XX:MaxRAMPercentage=40 -XX:MaxHeapFreeRatio=100).
+# Left to itself, G1 shrinks tokengap's heap at start-up and collects twice as often.
+HEAP=${HEAP:-"-Xms256m -Xmx256m"}
 # JVM flags of the tokengap target itself (none unless given: the jar as `java -jar` runs it),
 # e.g. an AOT cache to compare with another one as tokengap-tuned.
 TG_FLAGS=${TG_FLAGS:-}
 TUNED_PORT=27480
-# An earlier build of tokengap as another target, tokengap-before (same JDK 17, -Xmx256m): before
+# An earlier build of tokengap as another target, tokengap-before (same JDK 17, same heap): before
 # against after in one run.
 BEFORE_JAR=${BEFORE_JAR:-}
 BEFORE_PORT=27580
@@ -118,7 +123,7 @@ launch() { # launch JAVA MAIN ARGS... : a main of the lab harness (not the Sprin
 start_tokengap() { # [UPSTREAM_PORT=..] start_tokengap NAME JAVA PORT JVM-FLAGS...
   local name=$1 java=$2 port=$3; shift 3
   ports_free "$port" $((port + 1))
-  "$java" -Xmx256m "$@" -jar "${START_JAR:-$JAR}" --server.port="$port" --management.server.port=$((port + 1)) \
+  "$java" $HEAP "$@" -jar "${START_JAR:-$JAR}" --server.port="$port" --management.server.port=$((port + 1)) \
     --tokengap.upstream.url=http://127.0.0.1:${UPSTREAM_PORT:-$BACKEND_PORT} >"$OUT/$name.log" 2>&1 &
   PIDS+=($!)
   eval "${name}_PID=$!"
@@ -257,7 +262,7 @@ start_floor() { # start_floor NAME MODE[+tuned] PORT: the Netty floor proxy in f
   [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
   local program=NettyFloorProxy
   [ "$mode" = reactor ] && program=ReactorNettyRelay
-  "$JAVA17" -Xmx256m -cp "$(cat target/bare-classpath.txt)" "bench/bare/$program.java" "$mode" "$port" "$CB_PORT" \
+  "$JAVA17" $HEAP -cp "$(cat target/bare-classpath.txt)" "bench/bare/$program.java" "$mode" "$port" "$CB_PORT" \
     >"$OUT/$name.log" 2>&1 &
   floor_PID=$!
   PIDS+=($floor_PID)

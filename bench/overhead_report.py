@@ -103,17 +103,17 @@ def verdicts(s):
     big = s.get(("1000x50ms", "tokengap"))
     if big:
         ok = big["errors"] == 0 and big["coal"] == 0
-        print(f"- 1000 x 50 ms through tokengap (-Xmx256m): {big['errors']} errors, "
+        print(f"- 1000 x 50 ms through tokengap (a fixed 256 MiB heap): {big['errors']} errors, "
               f"{100 * big['coal']:.3f} % of {big['events']} events coalesced: {'MET' if ok else 'MISSED'}")
     print()
 
 
 def main():
     rows = load(sys.argv[1])
-    s = table(rows, "main", "Direct, tokengap (JDK 17, G1, -Xmx256m) and nginx")
+    s = table(rows, "main", "Direct, tokengap (JDK 17, G1, a fixed 256 MiB heap) and nginx")
     verdicts(s)
     if any(r["session"] == "gc" for r in rows):
-        table(rows, "gc", "tokengap on JDK 25: G1 against generational ZGC (-Xmx256m)")
+        table(rows, "gc", "tokengap on JDK 25: G1 against generational ZGC (a fixed 256 MiB heap)")
 
 
 if __name__ == "__main__":

@@ -45,13 +45,13 @@ if [ -n "${FLOOR:-}" ]; then
   [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
   program=NettyFloorProxy
   [ "$FLOOR" = reactor ] && program=ReactorNettyRelay
-  "$JAVA17" -Xmx256m ${agent:+"$agent"} -cp "$(cat target/bare-classpath.txt)" "bench/bare/$program.java" \
+  "$JAVA17" -Xms256m -Xmx256m ${agent:+"$agent"} -cp "$(cat target/bare-classpath.txt)" "bench/bare/$program.java" \
     "$FLOOR" 27680 27600 >"$work/tokengap.log" 2>&1 &
   proxy=$!
   trap 'kill $proxy $backend 2>/dev/null || true' EXIT
   until grep -qs "$program" "$work/tokengap.log"; do sleep 0.5; done
 else
-  "$JAVA17" -Xmx256m \
+  "$JAVA17" -Xms256m -Xmx256m \
     ${agent:+"$agent"} \
     -jar "$JAR" --server.port=27680 --management.server.port=27681 \
     --tokengap.upstream.url=http://127.0.0.1:27600 >"$work/tokengap.log" 2>&1 &

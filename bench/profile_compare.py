@@ -26,7 +26,7 @@ def load(path, frames):
             stack, n = line.rstrip().rsplit(" ", 1)
             n = int(n)
             parts = stack.split(";")
-            if not parts[0].startswith(("[tokengap-epoll", "[multiThreadIoEventLoopGroup")):
+            if not parts[0].startswith(("[tokengap-epoll", "[relay-epoll", "[multiThreadIoEventLoopGroup")):
                 continue
             if any("epollWait" in p or "epoll_pwait" in p for p in parts):
                 continue

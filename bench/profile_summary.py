@@ -65,7 +65,7 @@ def main(path, patterns):
     for line in open(path):
         stack, _, count = line.rstrip().rpartition(" ")
         frames = stack.split(";")
-        if not frames[0].startswith(("[tokengap-epoll", "[reactor-http-epoll", "[multiThreadIoEventLoopGroup")):
+        if not frames[0].startswith(("[tokengap-epoll", "[relay-epoll", "[reactor-http-epoll", "[multiThreadIoEventLoopGroup")):
             continue
         n = int(count)
         loop += n

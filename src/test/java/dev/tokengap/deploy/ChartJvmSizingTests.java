@@ -91,6 +91,21 @@ class ChartJvmSizingTests {
 		assertThat(options).contains("-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError");
 	}
 
+	/**
+	 * The heap starts at its cap and G1 never gives it back: left to itself, G1 shrinks
+	 * the heap to about 50 MiB at the concurrent cycle class loading starts during
+	 * start-up, and grows it again only as far as its GC-time goal asks, so at 1,000
+	 * streams it collected every 15 s, with mixed collections, instead of every 30-40 s.
+	 * {@code ImageContainerTests} checks the committed heap of the real image.
+	 */
+	@Test
+	void theHeapStartsAtItsCapAndIsNeverGivenBack() {
+		String options = javaToolOptions();
+		assertThat(flag(options, "-XX:InitialRAMPercentage=(\\d+)"))
+			.isEqualTo(flag(options, "-XX:MaxRAMPercentage=(\\d+)"));
+		assertThat(options).contains("-XX:MaxHeapFreeRatio=100");
+	}
+
 	@Test
 	void theImageDefaultsAreTheChartDefaults() {
 		Matcher env = Pattern.compile("ENV JAVA_TOOL_OPTIONS=\"([^\"]*)\"")
