@@ -123,6 +123,12 @@ class PrometheusContainerTests {
 		await("streams with a jitter ratio", () -> api.scalar("sum(tokengap_stream_jitter_ratio_count)") > 0);
 		await("a rate over recent scrapes",
 				() -> api.scalar("sum(rate(tokengap_inter_token_latency_seconds_count[1m]))") > 0);
+		// Of the chat streams, only those with usage carry the engine's per-request
+		// figures, one request in twelve: the outside-engine panel rates them.
+		await("the engine's own figures of a chat stream, over recent scrapes", () -> api
+			.scalar("count(rate(tokengap_ttft_outside_engine_seconds_count{endpoint=\"chat_completions\"}[1m]))") > 0
+				&& api.scalar(
+						"count(rate(tokengap_engine_queue_time_seconds_count{endpoint=\"chat_completions\"}[1m]))") > 0);
 		await("an engine_error stream (X-Sim-Error-After)",
 				() -> api.scalar("sum(tokengap_streams_total{outcome=\"engine_error\"})") > 0);
 		await("invalid streams (unknown model, max_tokens too large)",
