@@ -16,6 +16,7 @@
 # runs it) instead of the jar, under the same load, so that the two compare frame by frame;
 # FLOOR=http+tuned runs it with tokengap's Netty settings, as bench/overhead.sh does; FLOOR=reactor
 # profiles the Reactor Netty relay (bench/bare/ReactorNettyRelay.java), the floor of tokengap's stack.
+# HEAP [-Xms256m -Xmx256m] is the JVM's heap, as bench/overhead.sh gives every JVM target.
 # INTERVAL_MS [20] is the backend's gap between tokens: 1,000 streams of 200 tokens at 200 ms are
 #   INTERVAL_MS=200 bench/profile-churn.sh OUT.collapsed --mode fixed --concurrency 1000 --tokens 200
 set -Eeuo pipefail
@@ -36,6 +37,7 @@ work=$(mktemp -d)
 lib=$(realpath "$ASYNC_PROFILER")
 opts="event=cpu,interval=500us,threads,${AP_EXTRA:-}collapsed,file=$out"
 jcmd=${JCMD:-${JAVA17%/java}/jcmd}
+HEAP=${HEAP:-"-Xms256m -Xmx256m"}
 agent=
 [ "${ATTACH:-warm}" = start ] && agent="-agentpath:$lib=start,$opts"
 rm -f "$out"
@@ -45,13 +47,13 @@ if [ -n "${FLOOR:-}" ]; then
   [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
   program=NettyFloorProxy
   [ "$FLOOR" = reactor ] && program=ReactorNettyRelay
-  "$JAVA17" -Xms256m -Xmx256m ${agent:+"$agent"} -cp "$(cat target/bare-classpath.txt)" "bench/bare/$program.java" \
+  "$JAVA17" $HEAP ${agent:+"$agent"} -cp "$(cat target/bare-classpath.txt)" "bench/bare/$program.java" \
     "$FLOOR" 27680 27600 >"$work/tokengap.log" 2>&1 &
   proxy=$!
   trap 'kill $proxy $backend 2>/dev/null || true' EXIT
   until grep -qs "$program" "$work/tokengap.log"; do sleep 0.5; done
 else
-  "$JAVA17" -Xms256m -Xmx256m \
+  "$JAVA17" $HEAP \
     ${agent:+"$agent"} \
     -jar "$JAR" --server.port=27680 --management.server.port=27681 \
     --tokengap.upstream.url=http://127.0.0.1:27600 >"$work/tokengap.log" 2>&1 &

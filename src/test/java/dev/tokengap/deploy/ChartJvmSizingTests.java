@@ -95,7 +95,7 @@ class ChartJvmSizingTests {
 	 * The heap starts at its cap and G1 never gives it back: left to itself, G1 shrinks
 	 * the heap to about 50 MiB at the concurrent cycle class loading starts during
 	 * start-up, and grows it again only as far as its GC-time goal asks, so at 1,000
-	 * streams it collected every 15 s, with mixed collections, instead of every 30-40 s.
+	 * streams it collected every 15 s, with mixed collections, instead of every 20-40 s.
 	 * {@code ImageContainerTests} checks the committed heap of the real image.
 	 */
 	@Test
