@@ -1,5 +1,7 @@
 package dev.tokengap.proxy;
 
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,6 +33,7 @@ import dev.tokengap.metrics.TokengapMeters;
 import dev.tokengap.testsupport.PrometheusText;
 import dev.tokengap.timing.EngineReport;
 import dev.tokengap.timing.NanoClock;
+import dev.tokengap.timing.ResponseTap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -77,6 +80,123 @@ class ResponseRelayTests {
 			events.forEach(ReferenceCountUtil::safeRelease);
 			client.finishAndReleaseAll();
 		}
+	}
+
+	/**
+	 * The tap hears, for each buffer, all its bytes, then that its write started, then,
+	 * once the pipeline took it, that it completed; a pipeline that consumes the buffer
+	 * as it writes it (as a compressor does) changes nothing of what the tap heard.
+	 */
+	@Test
+	void theTapHearsEachBuffersBytesThenItsWriteStartAndThenItsCompletion() {
+		List<String> heard = new ArrayList<>();
+		EmbeddedChannel client = new EmbeddedChannel(new ChannelOutboundHandlerAdapter() {
+			@Override
+			public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+				ByteBuf buf = (ByteBuf) msg;
+				heard.add("write " + buf.readableBytes());
+				ByteBuf encoded = buf.readBytes(buf.readableBytes());
+				buf.release();
+				ctx.write(encoded, promise);
+			}
+		});
+		List<ByteBuf> events = List.of(event("one"), event("three"));
+		try {
+			StepVerifier
+				.create(Mono.create((sink) -> ResponseRelay.start(Flux.fromIterable(events), client,
+						new OrderTap(heard), NanoClock.SYSTEM, minuteTimeouts(), sink::success)))
+				.expectComplete()
+				.verify(Duration.ofSeconds(5));
+			int one = text("one").length();
+			int three = text("three").length();
+			assertThat(heard).containsExactly("received " + one, "write started", "write " + one, "written",
+					"received " + three, "write started", "write " + three, "written", "ended ENGINE_COMPLETED");
+			assertThat(readAll(client)).containsExactly(text("one"), text("three"));
+		}
+		finally {
+			events.forEach(ReferenceCountUtil::safeRelease);
+			client.finishAndReleaseAll();
+		}
+	}
+
+	/**
+	 * A client whose connection closes during a write: the tap hears the relay's ending
+	 * once, as the client gone, and no completion of that write.
+	 */
+	@Test
+	void aClientGoneDuringAWriteEndsTheTapOnceWithoutThatWritesCompletion() {
+		List<String> heard = new ArrayList<>();
+		EmbeddedChannel client = new EmbeddedChannel(new ChannelOutboundHandlerAdapter() {
+			private int writes;
+
+			@Override
+			public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+				heard.add("write " + ((ByteBuf) msg).toString(StandardCharsets.UTF_8).length());
+				if (++this.writes == 2) {
+					ReferenceCountUtil.release(msg);
+					ctx.close();
+					promise.setFailure(new ClosedChannelException());
+					return;
+				}
+				ctx.write(msg, promise);
+			}
+		});
+		List<ByteBuf> events = List.of(event("one"), event("three"));
+		// The engine's buffers come once the relay has started, as they do from a socket.
+		Sinks.Many<ByteBuf> engine = Sinks.many().unicast().onBackpressureBuffer();
+		AtomicBoolean done = new AtomicBoolean();
+		try {
+			ResponseRelay.start(engine.asFlux(), client, new OrderTap(heard), NanoClock.SYSTEM, minuteTimeouts(),
+					() -> done.set(true));
+			events.forEach(engine::tryEmitNext);
+			assertThat(done).as("the relay said its ending").isTrue();
+			int one = text("one").length();
+			int three = text("three").length();
+			assertThat(heard).containsExactly("received " + one, "write started", "write " + one, "written",
+					"received " + three, "write started", "write " + three, "ended CLIENT_GONE");
+			assertThat(events.get(1).refCnt()).as("the relay's retain of the buffer never written, released").isOne();
+		}
+		finally {
+			events.forEach(ReferenceCountUtil::safeRelease);
+			client.finishAndReleaseAll();
+		}
+	}
+
+	private static ResponseRelay.Timeouts minuteTimeouts() {
+		long minute = Duration.ofSeconds(60).toNanos();
+		return new ResponseRelay.Timeouts(minute, () -> {
+		}, minute);
+	}
+
+	/** Notes what it is told, in order, beside the writes the test's pipeline notes. */
+	private static final class OrderTap implements ResponseTap {
+
+		private final List<String> heard;
+
+		OrderTap(List<String> heard) {
+			this.heard = heard;
+		}
+
+		@Override
+		public void received(ByteBuffer bytes, long arrivalNanos) {
+			this.heard.add("received " + bytes.remaining());
+		}
+
+		@Override
+		public void writeStarted(long nanos) {
+			this.heard.add("write started");
+		}
+
+		@Override
+		public void written(long nanos) {
+			this.heard.add("written");
+		}
+
+		@Override
+		public void ended(Ending ending, long nanos) {
+			this.heard.add("ended " + ending);
+		}
+
 	}
 
 	@Test
@@ -391,7 +511,6 @@ class ResponseRelayTests {
 
 	}
 
-	/** Fails the n-th write as a broken encoder would: the channel stays open. */
 	/** Notes the text of every non-empty buffer written past it. */
 	private static final class WriteLog extends ChannelOutboundHandlerAdapter {
 
@@ -424,6 +543,7 @@ class ResponseRelayTests {
 
 	}
 
+	/** Fails the n-th write as a broken encoder would: the channel stays open. */
 	private static final class FailingWrite extends ChannelOutboundHandlerAdapter {
 
 		private final int failing;
