@@ -27,6 +27,10 @@
 # Environment [defaults]:
 #   OUT [target/overhead]  MEASURE_S [20]  WARMUP_S [3]  ROUNDS [2]  JAVA17  JAVA25
 #   HEAP ["-Xms256m -Xmx256m"]  the heap flags of every JVM target
+#   PRIORITIES ["-XX:ThreadPriorityPolicy=1 -XX:CompilerThreadPriority=10"]  the image's thread
+#               priority flags, for every JVM target ("" leaves Java's priorities unmapped)
+#   JVM_UID [10001]  the user every JVM target runs as when the script runs as root, as the image
+#               runs tokengap ("" runs them as the caller)
 #   LOADS ["50:20 200:20 1000:50"]  long streams, Java probe and backend; "" skips that whole part
 #                                   (the GC comparison too)
 #   GC_LOADS ["200:20 1000:50"]     tokengap on JDK 25, G1 against ZGC; "" skips it
@@ -67,6 +71,14 @@ TUNED_FLAGS=${TUNED_FLAGS:-}
 # pin tokengap's (-XX:InitialRAMPercentage=40 -XX:MaxRAMPercentage=40 -XX:MaxHeapFreeRatio=100).
 # Left to itself, G1 shrinks tokengap's heap at start-up and collects twice as often.
 HEAP=${HEAP:-"-Xms256m -Xmx256m"}
+# Every JVM target's thread priorities as the image's entrypoint sets them (the JIT's compiler
+# threads at nice 10, everything else at 0), and its user: the image runs tokengap as UID 10001,
+# which may lower its threads' priority but not raise it. Run as root, the same flags would raise
+# the JVM's own threads (GC and VM threads to nice -4) above the event loops.
+PRIORITIES=${PRIORITIES-"-XX:ThreadPriorityPolicy=1 -XX:CompilerThreadPriority=10"}
+JVM_UID=${JVM_UID-10001}
+AS_JVM_USER=()
+[ "$(id -u)" = 0 ] && [ -n "$JVM_UID" ] && AS_JVM_USER=(setpriv --reuid="$JVM_UID" --regid="$JVM_UID" --clear-groups)
 # JVM flags of the tokengap target itself (none unless given: the jar as `java -jar` runs it),
 # e.g. an AOT cache to compare with another one as tokengap-tuned.
 TG_FLAGS=${TG_FLAGS:-}
@@ -123,7 +135,7 @@ launch() { # launch JAVA MAIN ARGS... : a main of the lab harness (not the Sprin
 start_tokengap() { # [UPSTREAM_PORT=..] start_tokengap NAME JAVA PORT JVM-FLAGS...
   local name=$1 java=$2 port=$3; shift 3
   ports_free "$port" $((port + 1))
-  "$java" $HEAP "$@" -jar "${START_JAR:-$JAR}" --server.port="$port" --management.server.port=$((port + 1)) \
+  "${AS_JVM_USER[@]}" "$java" $HEAP $PRIORITIES "$@" -jar "${START_JAR:-$JAR}" --server.port="$port" --management.server.port=$((port + 1)) \
     --tokengap.upstream.url=http://127.0.0.1:${UPSTREAM_PORT:-$BACKEND_PORT} >"$OUT/$name.log" 2>&1 &
   PIDS+=($!)
   eval "${name}_PID=$!"
@@ -262,7 +274,14 @@ start_floor() { # start_floor NAME MODE[+tuned] PORT: the Netty floor proxy in f
   [ -s target/bare-classpath.txt ] || ./mvnw -q -B dependency:build-classpath -Dmdep.outputFile=target/bare-classpath.txt
   local program=NettyFloorProxy
   [ "$mode" = reactor ] && program=ReactorNettyRelay
-  "$JAVA17" $HEAP -cp "$(cat target/bare-classpath.txt)" "bench/bare/$program.java" "$mode" "$port" "$CB_PORT" \
+  local classpath
+  classpath=$(cat target/bare-classpath.txt)
+  if [ ${#AS_JVM_USER[@]} -gt 0 ]; then # the JVM's user may not read the Maven repository: a copy
+    rm -rf target/bare-lib && mkdir -p target/bare-lib
+    tr ':' '\n' <target/bare-classpath.txt | xargs cp -t target/bare-lib
+    classpath="$PWD/target/bare-lib/*"
+  fi
+  "${AS_JVM_USER[@]}" "$JAVA17" $HEAP $PRIORITIES -cp "$classpath" "bench/bare/$program.java" "$mode" "$port" "$CB_PORT" \
     >"$OUT/$name.log" 2>&1 &
   floor_PID=$!
   PIDS+=($floor_PID)
