@@ -129,6 +129,10 @@ class PrometheusContainerTests {
 			.scalar("count(rate(tokengap_ttft_outside_engine_seconds_count{endpoint=\"chat_completions\"}[1m]))") > 0
 				&& api.scalar(
 						"count(rate(tokengap_engine_queue_time_seconds_count{endpoint=\"chat_completions\"}[1m]))") > 0);
+		// A spike is counted once its stream has ended and the scrapes after its gap are
+		// in: the spike panels rate a series that may come after every other one.
+		await("spikes by cause, over recent scrapes",
+				() -> api.scalar("count(rate(tokengap_gap_spike_seconds_count[1m]))") > 0);
 		await("an engine_error stream (X-Sim-Error-After)",
 				() -> api.scalar("sum(tokengap_streams_total{outcome=\"engine_error\"})") > 0);
 		await("invalid streams (unknown model, max_tokens too large)",
