@@ -16,7 +16,8 @@
 # runs it) instead of the jar, under the same load, so that the two compare frame by frame;
 # FLOOR=http+tuned runs it with tokengap's Netty settings, as bench/overhead.sh does; FLOOR=reactor
 # profiles the Reactor Netty relay (bench/bare/ReactorNettyRelay.java), the floor of tokengap's stack.
-# HEAP [-Xms256m -Xmx256m] is the JVM's heap, as bench/overhead.sh gives every JVM target.
+# HEAP [-Xms256m -Xmx256m] is the JVM's heap, as bench/overhead.sh gives every JVM target; unlike
+# there, the JVM runs as the caller without the image's priority flags (the attach needs its user).
 # INTERVAL_MS [20] is the backend's gap between tokens: 1,000 streams of 200 tokens at 200 ms are
 #   INTERVAL_MS=200 bench/profile-churn.sh OUT.collapsed --mode fixed --concurrency 1000 --tokens 200
 set -Eeuo pipefail

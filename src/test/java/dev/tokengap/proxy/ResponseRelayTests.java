@@ -102,9 +102,7 @@ class ResponseRelayTests {
 		});
 		List<ByteBuf> events = List.of(event("one"), event("three"));
 		try {
-			StepVerifier
-				.create(Mono.create((sink) -> ResponseRelay.start(Flux.fromIterable(events), client,
-						new OrderTap(heard), NanoClock.SYSTEM, minuteTimeouts(), sink::success)))
+			StepVerifier.create(relayed(Flux.fromIterable(events), client, new OrderTap(heard)))
 				.expectComplete()
 				.verify(Duration.ofSeconds(5));
 			int one = text("one").length();
@@ -144,12 +142,11 @@ class ResponseRelayTests {
 		List<ByteBuf> events = List.of(event("one"), event("three"));
 		// The engine's buffers come once the relay has started, as they do from a socket.
 		Sinks.Many<ByteBuf> engine = Sinks.many().unicast().onBackpressureBuffer();
-		AtomicBoolean done = new AtomicBoolean();
 		try {
-			ResponseRelay.start(engine.asFlux(), client, new OrderTap(heard), NanoClock.SYSTEM, minuteTimeouts(),
-					() -> done.set(true));
-			events.forEach(engine::tryEmitNext);
-			assertThat(done).as("the relay said its ending").isTrue();
+			StepVerifier.create(relayed(engine.asFlux(), client, new OrderTap(heard)))
+				.then(() -> events.forEach(engine::tryEmitNext))
+				.expectComplete()
+				.verify(Duration.ofSeconds(5));
 			int one = text("one").length();
 			int three = text("three").length();
 			assertThat(heard).containsExactly("received " + one, "write started", "write " + one, "written",
@@ -160,12 +157,6 @@ class ResponseRelayTests {
 			events.forEach(ReferenceCountUtil::safeRelease);
 			client.finishAndReleaseAll();
 		}
-	}
-
-	private static ResponseRelay.Timeouts minuteTimeouts() {
-		long minute = Duration.ofSeconds(60).toNanos();
-		return new ResponseRelay.Timeouts(minute, () -> {
-		}, minute);
 	}
 
 	/** Notes what it is told, in order, beside the writes the test's pipeline notes. */
@@ -453,9 +444,17 @@ class ResponseRelayTests {
 
 	/** The relay of a live stream, as a Mono that completes when it said its ending. */
 	private static Mono<Void> relayed(Flux<ByteBuf> body, EmbeddedChannel client, ExchangeRecorder recorder) {
+		return relayed(body, client, new StreamTap(recorder, true));
+	}
+
+	/**
+	 * The relay to a tap, with minute-long timeouts, as a Mono that completes when it
+	 * said its ending.
+	 */
+	private static Mono<Void> relayed(Flux<ByteBuf> body, EmbeddedChannel client, ResponseTap tap) {
 		long minute = Duration.ofSeconds(60).toNanos();
 		return Mono.create((sink) -> {
-			ResponseRelay relay = ResponseRelay.start(body, client, new StreamTap(recorder, true), NanoClock.SYSTEM,
+			ResponseRelay relay = ResponseRelay.start(body, client, tap, NanoClock.SYSTEM,
 					new ResponseRelay.Timeouts(minute, () -> {
 					}, minute), sink::success);
 			sink.onCancel(relay::clientGone);
