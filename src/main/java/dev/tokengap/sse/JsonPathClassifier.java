@@ -60,6 +60,30 @@ final class JsonPathClassifier {
 			"role", "completion_tokens", "output_tokens", "text", "thinking", "partial_json", "usage", "metrics",
 			"queue_time_ms", "time_to_first_token_ms", "generation_time_ms", "mean_itl_ms", "num_preemptions");
 
+	/** The longest key name. */
+	private static final int MAX_KEY_LENGTH = maxLength(KEY_NAMES);
+
+	/**
+	 * Per context, by key length: the first key id of that length looked up there, or
+	 * {@link #UNKNOWN}; {@link #NEXT_OF_LENGTH} chains the others, so that a key is
+	 * compared with the names of its own length only.
+	 */
+	private static final int[][] FIRST_OF_LENGTH = new int[KEYS_IN.length][MAX_KEY_LENGTH + 1];
+
+	/** The next key id of the same length in the same context, or {@link #UNKNOWN}. */
+	private static final int[] NEXT_OF_LENGTH = new int[KEY_NAMES.length];
+
+	static {
+		for (int context = 0; context < KEYS_IN.length; context++) {
+			// chained from the last, so that the first id of a length comes first
+			for (int candidate = KEYS_IN[context][1]; candidate >= KEYS_IN[context][0]; candidate--) {
+				int length = KEY_NAMES[candidate].length;
+				NEXT_OF_LENGTH[candidate] = FIRST_OF_LENGTH[context][length];
+				FIRST_OF_LENGTH[context][length] = candidate;
+			}
+		}
+	}
+
 	private static final byte[] ERROR_VALUE = KEY_NAMES[ERROR];
 
 	private static final byte[] RESPONSE_FAILED = ascii("response.failed");
@@ -405,8 +429,10 @@ final class JsonPathClassifier {
 	}
 
 	private int lookUp(byte[] text, int length) {
-		int[] range = KEYS_IN[this.context];
-		for (int candidate = range[0]; candidate <= range[1]; candidate++) {
+		if (length > MAX_KEY_LENGTH) {
+			return UNKNOWN;
+		}
+		for (int candidate = FIRST_OF_LENGTH[this.context][length]; candidate != UNKNOWN; candidate = NEXT_OF_LENGTH[candidate]) {
 			if (matches(text, length, KEY_NAMES[candidate])) {
 				return candidate;
 			}
@@ -444,6 +470,14 @@ final class JsonPathClassifier {
 
 	private static byte[] ascii(String name) {
 		return name.getBytes(StandardCharsets.US_ASCII);
+	}
+
+	private static int maxLength(byte[][] names) {
+		int longest = 0;
+		for (byte[] name : names) {
+			longest = Math.max(longest, name.length);
+		}
+		return longest;
 	}
 
 	private static byte[][] names(String... names) {
