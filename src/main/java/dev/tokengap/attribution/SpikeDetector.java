@@ -67,6 +67,12 @@ final class SpikeDetector implements GapObserver {
 		}
 		long threshold = this.floorNanos;
 		if (timer.gapCount() >= MIN_GAPS_FOR_MEDIAN) {
+			if (gap < (long) (this.factor * timer.medianGapLowerBoundNanos())) {
+				// under the factor of a bound the median is never below: no spike, known
+				// without walking the stream's gaps (a stream slower than the floor has
+				// every gap over it)
+				return;
+			}
 			threshold = Math.max(threshold, (long) (this.factor * timer.medianGapNanos()));
 		}
 		if (gap >= threshold) {

@@ -55,6 +55,9 @@ public final class GapRecord {
 
 	private long maxNanos;
 
+	/** The lowest bucket in use, while {@link #count} is not zero. */
+	private int lowestBucket;
+
 	/**
 	 * Records one gap.
 	 * @param gapNanos the gap in nanoseconds; a negative gap (clock adjusted) counts as 0
@@ -68,6 +71,7 @@ public final class GapRecord {
 		else {
 			addSparse(bucket);
 		}
+		this.lowestBucket = (this.count == 0) ? bucket : Math.min(this.lowestBucket, bucket);
 		this.count++;
 		this.maxNanos = Math.max(this.maxNanos, nanos);
 	}
@@ -165,6 +169,16 @@ public final class GapRecord {
 			}
 		}
 		return this.maxNanos;
+	}
+
+	/**
+	 * A bound no percentile is below, in constant time: the middle of the lowest bucket
+	 * in use, never above {@link #maxNanos()}. Enough for a caller that only needs to
+	 * know that a percentile is above some value, without walking the counts.
+	 * @return nanoseconds, 0 when empty
+	 */
+	public long lowerBoundNanos() {
+		return (this.count == 0) ? 0 : Math.min(midpointNanos(this.lowestBucket), this.maxNanos);
 	}
 
 	/**

@@ -462,6 +462,16 @@ public final class StreamTimer {
 		return this.gaps.percentileNanos(0.50);
 	}
 
+	/**
+	 * A value the median gap is never below, in constant time (see
+	 * {@link GapRecord#lowerBoundNanos()}): a gap under a multiple of it is under that
+	 * multiple of the median too.
+	 * @return nanoseconds, 0 with no gaps
+	 */
+	public long medianGapLowerBoundNanos() {
+		return this.gaps.lowerBoundNanos();
+	}
+
 	/** The clock of a choice index: indexes from MAX_CHOICES - 1 up share the last. */
 	private static int clockOf(int choice) {
 		return Math.min(Math.max(choice, 0), MAX_CHOICES - 1);

@@ -65,6 +65,33 @@ class GapRecordTests {
 		}
 	}
 
+	@ParameterizedTest
+	@ValueSource(ints = { 1, 2, 7, 100, 1_000, 30_000 })
+	void boundsEveryPercentileFromBelowByItsLowestGap(int count) {
+		Random random = new Random(count);
+		for (int i = 0; i < count; i++) {
+			this.record.add((i % 2 == 0) ? millis(180 + random.nextInt(40)) : logUniform(random, 32_000, seconds(600)));
+		}
+		long bound = this.record.lowerBoundNanos();
+		for (double p : PERCENTILES) {
+			assertThat(this.record.percentileNanos(p)).as("p%s of %d gaps", p, count).isGreaterThanOrEqualTo(bound);
+		}
+		assertThat(bound).as("the first rank's percentile").isEqualTo(this.record.percentileNanos(1.0 / count));
+	}
+
+	@Test
+	void boundsNothingWhenEmptyAndStartsOverAfterReset() {
+		assertThat(this.record.lowerBoundNanos()).isZero();
+		this.record.add(millis(5));
+		this.record.add(seconds(3));
+		this.record.reset();
+		assertThat(this.record.lowerBoundNanos()).isZero();
+		this.record.add(seconds(2));
+		this.record.add(millis(40));
+		assertThat(this.record.lowerBoundNanos()).isEqualTo(this.record.percentileNanos(0.5))
+			.isCloseTo(millis(40), withinPercentage(2));
+	}
+
 	@Test
 	void picksTheRankAsDecimalArithmeticWould() {
 		for (int millis = 100; millis >= 1; millis--) {
