@@ -54,6 +54,17 @@ final class JsonNumberReader {
 	/** No fraction and no exponent. */
 	private boolean integer;
 
+	/** Takes on another reader's state, as if it had read what that one read. */
+	void copyFrom(JsonNumberReader other) {
+		this.state = other.state;
+		this.negative = other.negative;
+		this.mantissa = other.mantissa;
+		this.scale = other.scale;
+		this.exponent = other.exponent;
+		this.negativeExponent = other.negativeExponent;
+		this.integer = other.integer;
+	}
+
 	/**
 	 * Starts a number at its first byte, a {@code '-'} or a digit.
 	 */

@@ -160,6 +160,33 @@ final class JsonPathClassifier {
 		reset();
 	}
 
+	/** Takes on another classifier's state, as if it had followed what that one did. */
+	void copyFrom(JsonPathClassifier other) {
+		System.arraycopy(other.type, 0, this.type, 0, this.type.length);
+		this.typeLength = other.typeLength;
+		this.context = other.context;
+		this.unknownDepth = other.unknownDepth;
+		this.key = other.key;
+		this.scalar = other.scalar;
+		this.error = other.error;
+		this.role = other.role;
+		this.usage = other.usage;
+		this.rootDelta = other.rootDelta;
+		this.blockDelta = other.blockDelta;
+		this.choices = other.choices;
+		this.contentChoices = other.contentChoices;
+		this.choiceIndex = other.choiceIndex;
+		this.choiceContent = other.choiceContent;
+		this.lastChoiceIndex = other.lastChoiceIndex;
+		this.outputTokens = other.outputTokens;
+		this.metricsRead = other.metricsRead;
+		this.queueMs = other.queueMs;
+		this.firstTokenMs = other.firstTokenMs;
+		this.generationMs = other.generationMs;
+		this.meanItlMs = other.meanItlMs;
+		this.preemptions = other.preemptions;
+	}
+
 	void reset() {
 		this.context = CTX_DOCUMENT;
 		this.unknownDepth = 0;

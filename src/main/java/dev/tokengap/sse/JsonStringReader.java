@@ -39,6 +39,16 @@ final class JsonStringReader {
 
 	private int unicodeDigits;
 
+	/** Takes on another reader's state, as if it had read what that one read. */
+	void copyFrom(JsonStringReader other) {
+		System.arraycopy(other.text, 0, this.text, 0, MAX_TEXT);
+		this.state = other.state;
+		this.length = other.length;
+		this.empty = other.empty;
+		this.unicode = other.unicode;
+		this.unicodeDigits = other.unicodeDigits;
+	}
+
 	void start() {
 		this.state = CHARS;
 		this.length = 0;

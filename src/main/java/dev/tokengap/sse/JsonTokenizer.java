@@ -61,6 +61,21 @@ final class JsonTokenizer {
 		return this.state == END;
 	}
 
+	/**
+	 * Takes on another tokenizer's state and its readers', as if it had read what that
+	 * one read; its classifier is copied apart.
+	 */
+	void copyFrom(JsonTokenizer other) {
+		this.string.copyFrom(other.string);
+		this.number.copyFrom(other.number);
+		this.state = other.state;
+		this.depth = other.depth;
+		this.objects = other.objects;
+		this.skipDepth = other.skipDepth;
+		this.literal = other.literal;
+		this.literalIndex = other.literalIndex;
+	}
+
 	void reset() {
 		this.state = START;
 		this.depth = 0;

@@ -4,8 +4,9 @@ import java.nio.ByteBuffer;
 
 /**
  * Finds SSE event boundaries in a response body, fed a byte at a time or a range at a
- * time, and classifies each event, without copying or buffering the stream and without
- * allocating after construction.
+ * time, and classifies each event, without buffering the stream and without allocating
+ * after construction (it keeps copies of at most {@value EventStartMemo#MAX} bytes of an
+ * event's start, to recognise the start the stream's events share).
  * <p>
  * Framing follows the WHATWG event-stream rules: lines end with CRLF, LF or CR (a CRLF
  * split across two buffers is still one terminator), a blank line dispatches the event,
@@ -103,10 +104,28 @@ public final class SseEventScanner {
 
 	private long enginePreemptions = -1;
 
+	/** How the stream's events start; null in the memo's own snapshot. */
+	private final EventStartMemo memo;
+
 	/**
 	 * Creates a scanner positioned at the start of a stream.
 	 */
 	public SseEventScanner() {
+		this.memo = new EventStartMemo();
+	}
+
+	private SseEventScanner(EventStartMemo memo) {
+		this.memo = memo;
+	}
+
+	/** The memo of the stream's event starts, null in a snapshot (for tests). */
+	EventStartMemo memo() {
+		return this.memo;
+	}
+
+	/** A scanner that reads every byte, for the memo's snapshot. */
+	static SseEventScanner withoutMemo() {
+		return new SseEventScanner(null);
 	}
 
 	/**
@@ -116,6 +135,13 @@ public final class SseEventScanner {
 	 * @return the kind of the event that this byte dispatched, or {@code null}
 	 */
 	public SseEventKind accept(byte b) {
+		if (this.memo != null) {
+			this.memo.stopRecording();
+		}
+		return step(b);
+	}
+
+	private SseEventKind step(byte b) {
 		if (this.bomMatched < BOM.length && skipBom(b)) {
 			return null;
 		}
@@ -154,7 +180,7 @@ public final class SseEventScanner {
 	 * {@code to}: what {@link #accept} would report of each byte, in one call. The bytes
 	 * of a buffer backed by an accessible array are read as
 	 * {@link #scan(byte[], int, int)} reads them; any other buffer's (a direct or
-	 * read-only one) a byte at a time, more slowly.
+	 * read-only one) a byte at a time, more slowly and without the memo of event starts.
 	 * @param bytes the response body's bytes (their position and limit are not used)
 	 * @param from the index of the first byte to feed
 	 * @param to the index after the last byte to feed
@@ -181,7 +207,9 @@ public final class SseEventScanner {
 	 * Feeds the bytes from {@code from} up to the first that completes an event, or to
 	 * {@code to}, as {@link #scan(ByteBuffer, int, int)} does. The plain bytes of a JSON
 	 * string in a data line (most of an event) are read in a tight loop; every other byte
-	 * goes through {@link #accept}.
+	 * goes through {@link #accept}. An event that starts with the bytes the stream's
+	 * recent events shared (see {@link EventStartMemo}) takes the state those bytes leave
+	 * and is read on after them.
 	 * @param bytes the response body's bytes
 	 * @param from the index of the first byte to feed
 	 * @param to the index after the last byte to feed
@@ -190,6 +218,8 @@ public final class SseEventScanner {
 	 */
 	public int scan(byte[] bytes, int from, int to) {
 		int i = from;
+		EventStartMemo memo = this.memo;
+		int recordFrom = (memo != null && memo.recording()) ? from : -1;
 		while (i < to) {
 			if (this.lineState == DATA_VALUE && this.doneMatched < 0) {
 				// a line end is never plain (the reader stops at control characters), a
@@ -202,14 +232,62 @@ public final class SseEventScanner {
 					continue;
 				}
 			}
-			SseEventKind kind = accept(bytes[i++]);
+			if (this.lineState == LINE_START && !this.eventHasLines && !this.afterCr && this.bomMatched == BOM.length
+					&& memo != null && memo.active()) {
+				// an event starts here (or a blank line before one)
+				int known = memo.match(bytes, i, to);
+				if (known > 0) {
+					copyEventFrom(memo.snapshot());
+					memo.stopRecording();
+					recordFrom = -1;
+					i += known;
+					continue;
+				}
+				memo.startRecording();
+				recordFrom = i;
+			}
+			SseEventKind kind = step(bytes[i++]);
 			if (kind != null) {
+				if (recordFrom >= 0) {
+					memo.record(bytes, recordFrom, i - 1);
+					memo.learn();
+				}
 				this.completed = kind;
 				return i;
 			}
 		}
+		if (recordFrom >= 0) {
+			memo.record(bytes, recordFrom, to);
+		}
 		this.completed = null;
 		return to;
+	}
+
+	/**
+	 * Takes on the state another scanner reached within an event: its line, its fields
+	 * and its JSON so far. What the last completed event carried is kept.
+	 */
+	private void copyEventFrom(SseEventScanner other) {
+		this.paths.copyFrom(other.paths);
+		this.json.copyFrom(other.json);
+		this.lineState = other.lineState;
+		this.nameMatched = other.nameMatched;
+		this.eventNameMatched = other.eventNameMatched;
+		System.arraycopy(other.eventType, 0, this.eventType, 0, this.eventType.length);
+		this.eventTypeLength = other.eventTypeLength;
+		this.bomMatched = other.bomMatched;
+		this.doneMatched = other.doneMatched;
+		this.afterCr = other.afterCr;
+		this.eventHasLines = other.eventHasLines;
+		this.eventHasData = other.eventHasData;
+	}
+
+	/**
+	 * Puts a memo's snapshot at the start of an event of a stream past its first bytes.
+	 */
+	void startEvent() {
+		reset();
+		this.bomMatched = BOM.length;
 	}
 
 	/**
@@ -313,6 +391,9 @@ public final class SseEventScanner {
 	 * Forgets all state (for reuse).
 	 */
 	public void reset() {
+		if (this.memo != null) {
+			this.memo.clear();
+		}
 		this.lineState = LINE_START;
 		this.bomMatched = 0;
 		this.afterCr = false;
