@@ -60,10 +60,14 @@ const CRLF = '\r\n';
 const SSE_HEAD = (date) => 'HTTP/1.1 200 OK\r\ndate: ' + date + '\r\nserver: uvicorn\r\n'
   + 'content-type: text/event-stream; charset=utf-8\r\ntransfer-encoding: chunked\r\n\r\n';
 
-// A content event: PREFIX(id) + " tok" delta ... "tg_sent_ns":"<stamp>"}\n\n
+// A content event: PREFIX(id) + a 4-byte token in the delta ... "tg_sent_ns":"<stamp>"}\n\n. The token
+// text changes from event to event, as a model's does (an event's bytes differ from the last one's from
+// the token on, not only in the stamp); every token is 4 bytes, so events keep their size.
+const TOKENS = [' tok', ' the', ' and', ' for', ' not', ' but', ' are', ' was'];
 const EV_A = 'data: {"id":"chatcmpl-';
 const EV_B = '","object":"chat.completion.chunk","created":' + CREATED + ',"model":"' + MODEL
-  + '","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":';
+  + '","choices":[{"index":0,"delta":{"content":"';
+const EV_B2 = '"},"logprobs":null,"finish_reason":';
 const EV_C = '}],"tg_sent_ns":"';
 const EV_D = '"}\n\n';
 
@@ -151,8 +155,9 @@ class Stream {
     this.start = performance.now();
     this.timer = null;
     this.cutAt = (FAULT > 0 && stats.streams % FAULT === FAULT - 1) ? Math.max(1, maxTokens >> 1) : -1;
-    this.evMid = EV_A + this.id + EV_B + 'null' + EV_C; // every content event but the last
-    this.evLast = EV_A + this.id + EV_B + '"length"' + EV_C;
+    // every content event but the last, by token
+    this.evMid = TOKENS.map((token) => EV_A + this.id + EV_B + token + EV_B2 + 'null' + EV_C);
+    this.evLast = EV_A + this.id + EV_B + TOKENS[0] + EV_B2 + '"length"' + EV_C;
     this.tick = () => this.send();
     stats.streams++;
     liveStreams++;
@@ -182,7 +187,7 @@ class Stream {
       return;
     }
     const last = this.k === this.maxTokens - 1;
-    const head = last ? this.evLast : this.evMid;
+    const head = last ? this.evLast : this.evMid[this.k % TOKENS.length];
     const ev = head + process.hrtime.bigint() + EV_D; // stamped right before the write
     this.socket.write(ev.length.toString(16) + CRLF + ev + CRLF);
     stats.events++;
