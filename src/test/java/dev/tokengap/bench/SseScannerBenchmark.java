@@ -78,6 +78,16 @@ public class SseScannerBenchmark {
 
 	private int next;
 
+	/** Streams read in turn, each its own scanner, as a proxy's loop serves them. */
+	private static final int STREAMS = 1000;
+
+	private final SseEventScanner[] streams = new SseEventScanner[STREAMS];
+
+	private int nextStream;
+
+	/** The token each stream's next event carries. */
+	private final int[] streamTokens = new int[STREAMS];
+
 	@Setup
 	public void setUp() {
 		this.bytes = CHAT_CHUNK.getBytes(StandardCharsets.UTF_8);
@@ -87,6 +97,9 @@ public class SseScannerBenchmark {
 			this.events[i] = ByteBuffer.wrap(event);
 			this.bufs[i] = PooledByteBufAllocator.DEFAULT.directBuffer(event.length);
 			this.bufs[i].writeBytes(event);
+		}
+		for (int i = 0; i < STREAMS; i++) {
+			this.streams[i] = new SseEventScanner();
 		}
 	}
 
@@ -154,6 +167,33 @@ public class SseScannerBenchmark {
 		buf.getBytes(buf.readerIndex(), this.window.array(), 0, length);
 		this.window.clear().limit(length);
 		return scanRanges(this.window, length);
+	}
+
+	/**
+	 * As {@link #scanByteBufAsTheRelayDoes()}, for {@value #STREAMS} streams in turn,
+	 * each with its own scanner: what one event costs once the streams' state no longer
+	 * fits the processor's nearest caches.
+	 */
+	@Benchmark
+	public SseEventKind scanByteBufOfAThousandStreams() {
+		int stream = this.nextStream;
+		this.nextStream = (stream + 1) % STREAMS;
+		int token = this.streamTokens[stream];
+		this.streamTokens[stream] = (token + 1) % TOKENS.length;
+		ByteBuf buf = this.bufs[token];
+		int length = buf.readableBytes();
+		buf.getBytes(buf.readerIndex(), this.window.array(), 0, length);
+		this.window.clear().limit(length);
+		SseEventScanner scanner = this.streams[stream];
+		SseEventKind last = null;
+		for (int i = 0; i < length;) {
+			i = scanner.scan(this.window, i, length);
+			SseEventKind kind = scanner.completed();
+			if (kind != null) {
+				last = kind;
+			}
+		}
+		return last;
 	}
 
 	private SseEventKind scanRanges(ByteBuffer bytes, int length) {
