@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.reflect.Array;
 import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -145,8 +146,7 @@ class EventStartMemoTests {
 			source.accept(b);
 		}
 		SseEventScanner copy = new SseEventScanner();
-		java.lang.reflect.Method method = SseEventScanner.class.getDeclaredMethod("copyEventFrom",
-				SseEventScanner.class);
+		Method method = SseEventScanner.class.getDeclaredMethod("copyEventFrom", SseEventScanner.class);
 		method.setAccessible(true);
 		method.invoke(copy, source);
 		// what the last completed event carried, and the stream's memo, are not an
