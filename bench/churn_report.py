@@ -71,6 +71,11 @@ class Target:
         scale = 1 if streaming else 1000  # rate: ms per 1k requests
         self.cpu = [None if r.get(key) is None else r[key] * scale for r in runs]
         self.rss = [r.get("proxy_peak_rss_mib") for r in runs]
+        # The same CPU by thread group (runs from before the client recorded it: none)
+        self.groups = {}
+        if runs and all(r.get("proxy_cpu_s_by_threads") for r in runs):
+            for g in GROUPS:
+                self.groups[g] = [r["proxy_cpu_s_by_threads"].get(g, 0) * (per(r, streaming) or 0) for r in runs]
         self.coalesced = sum(r["coalesced_events"] for r in runs)
         # Coalesced reads that came right after the client's own loop stalled (older runs: none)
         self.client_stalled = (sum(r["client_stalled_coalesced_events"] for r in runs)
@@ -91,6 +96,35 @@ class Target:
             return f"0 / {self.requests}"
         why = ", ".join(f"{k} {v}" for k, v in sorted(self.failures.items()))
         return f"**{self.failed}** / {self.requests} ({why})"
+
+
+GROUPS = ("loops", "tokengap_other", "jit", "gc_vm", "other")
+
+
+def per(r, streaming):
+    """What one CPU second is in the row's unit: s per 100k events, or ms per 1k requests."""
+    if streaming:
+        return 1e5 / r["measured_events"] if r.get("measured_events") else None
+    completed = r.get("achieved_rps", 0) * r.get("measure_s", 0)
+    return 1e6 / completed if completed else None
+
+
+def thread_table(scenarios):
+    """Each proxy's CPU by thread group: its event loops apart from what else its JVM ran."""
+    rows = [(sc, streaming, t) for sc, (streaming, targets) in scenarios.items()
+            for t in targets.values() if t.groups]
+    if not rows:
+        return
+    print("### Where the CPU went, by thread group\n")
+    print("Streaming: CPU s per 100k events; rate: CPU ms per 1k requests. loops: the proxy's event "
+          "loops (nginx: its workers); tokengap_other: tokengap's spike scan, attribution and engine "
+          "scrape threads; jit: the C1 and C2 compilers; gc_vm: G1's threads and the VM thread. "
+          "Ranges are over rounds.\n")
+    print("| scenario | target | " + " | ".join(GROUPS) + " |")
+    print("|---" * (2 + len(GROUPS)) + "|")
+    for sc, streaming, t in rows:
+        print(f"| {sc} | {t.name} | " + " | ".join(rng(t.groups[g], 2) for g in GROUPS) + " |")
+    print()
 
 
 def one_way(runs, keys):
@@ -168,8 +202,13 @@ def verdict_cpu(scenario, what, tg, ref, limit, digits):
     if not t or not n:
         return
     r = t / n
+    loops = ""
+    if tg.groups and ref.groups:
+        lt, ln = avg(tg.groups["loops"]), avg(ref.groups["loops"])
+        if lt and ln:
+            loops = f"; the event loops alone {lt:.{digits}f} vs {ln:.{digits}f} = {lt / ln:.2f}x"
     print(f"- {scenario}: {what}: tokengap {t:.{digits}f} vs {ref.name} {n:.{digits}f} = {r:.2f}x "
-          f"(target <= {limit}x): {'PASS' if r <= limit else 'FAIL'}")
+          f"(target <= {limit}x): {'PASS' if r <= limit else 'FAIL'}{loops}")
 
 
 def verdicts(scenarios, reference, stream_limits, stream_cpu_limit, rate_limits, rate_cpu_limit):
@@ -235,6 +274,7 @@ def main():
         targets = {t: Target(t, by[(sc, t)], direct, streaming) for t in targets_order if by[(sc, t)]}
         scenarios[sc] = (streaming, targets)
         (stream_table if streaming else rate_table)(sc, targets)
+    thread_table(scenarios)
     for reference in REFERENCES:
         verdicts(scenarios, *reference)
     harness(rows)

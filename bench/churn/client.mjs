@@ -40,7 +40,9 @@
 // or close. Requests counted: every request in flight at some point of the window (first-event
 // and rate latencies: those sent in the window).
 // --pids: the target's processes; their utime+stime over the window and the sum of their VmHWM
-// (reset at the window's start). --backend-pids likewise (CPU only). One JSON line per run is
+// (reset at the window's start), and the same CPU by thread group (THREAD_GROUPS: a proxy's event
+// loops apart from tokengap's other threads, the JIT and the GC, which a round's total mixes).
+// --backend-pids likewise (CPU only). One JSON line per run is
 // appended to --out, labelled --scenario (default fixed-N, mix-A-B, rate-R, with -cC / -rR / -iI
 // when the concurrency / mix rate / streaming interval is not 200 / 35 / 20); a one-line summary
 // goes to stderr. The line also holds the client's own CPU and event-loop delay p99: a client
@@ -545,6 +547,31 @@ function ticks(pids) {
   }
   return sum;
 }
+// The target's threads by name (/proc's comm, at most 15 characters); the first match wins.
+const THREAD_GROUPS = [
+  ['loops', /^(tokengap-epoll|relay-epoll|multiThreadIoEv|nginx)/],
+  ['tokengap_other', /^tokengap-/],
+  ['jit', /^C[12] CompilerThre/],
+  ['gc_vm', /^(GC Thread|G1 |VM Thread)/],
+];
+function ticksByGroup(pids) {
+  const sums = Object.fromEntries([...THREAD_GROUPS.map(([g]) => [g, 0]), ['other', 0]]);
+  for (const pid of pids) {
+    let tids = [];
+    try { tids = fs.readdirSync(`/proc/${pid}/task`); } catch { continue; }
+    for (const tid of tids) {
+      let name, stat;
+      try {
+        name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'latin1').trim();
+        stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'latin1');
+      } catch { continue; } // the thread ended while we looked
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const group = (THREAD_GROUPS.find(([, re]) => re.test(name)) || ['other'])[0];
+      sums[group] += Number(f[11]) + Number(f[12]);
+    }
+  }
+  return sums;
+}
 function hwmKib(pids) {
   let sum = 0;
   for (const pid of pids) {
@@ -590,6 +617,7 @@ function windowStart() {
     try { fs.writeFileSync(`/proc/${pid}/clear_refs`, '5'); } catch { /* peak of the process's life */ }
   }
   win.ticks0 = ticks(PIDS);
+  win.groups0 = ticksByGroup(PIDS);
   win.backend0 = ticks(BACKEND_PIDS);
   win.cpu0 = process.cpuUsage();
   win.load0 = loadavg();
@@ -604,6 +632,7 @@ function windowEnd() {
   phase = 'drain';
   issuing = false;
   win.ticks1 = ticks(PIDS);
+  win.groups1 = ticksByGroup(PIDS);
   win.backend1 = ticks(BACKEND_PIDS);
   win.cpu1 = process.cpuUsage(win.cpu0);
   win.load1 = loadavg();
@@ -673,6 +702,9 @@ function report() {
     proxy_cpu_s: cpu,
     proxy_cpu_s_per_100k_events: cpu !== null && c.measuredEvents ? cpu / c.measuredEvents * 1e5 : null,
     proxy_cpu_s_per_1k_requests: cpu !== null && c.completionsInWindow ? cpu / c.completionsInWindow * 1e3 : null,
+    // Threads that ended inside the window are missing here (not from proxy_cpu_s).
+    proxy_cpu_s_by_threads: PIDS.length ? Object.fromEntries(Object.keys(win.groups1)
+      .map((g) => [g, Math.max(0, win.groups1[g] - (win.groups0[g] || 0)) / CLK_TCK])) : null,
     proxy_peak_rss_mib: PIDS.length ? round1(win.hwm / 1024) : null,
     backend_cpu_s: BACKEND_PIDS.length ? (win.backend1 - win.backend0) / CLK_TCK : null,
     client_cpu_s: (win.cpu1.user + win.cpu1.system) / 1e6,
