@@ -282,7 +282,9 @@ final class PeerStreams {
 
 		/**
 		 * Counts one other stream, from its arrivals (newest first, down to at least the
-		 * first at or before this gap's start).
+		 * first at or before this gap's start), read once for all it says of this gap:
+		 * the bins its events fall in, whether it was decoding when the gap began,
+		 * whether its events covered the gap, and when it last received before the gap.
 		 */
 		void add(Peer peer, boolean live, Arrivals read) {
 			if (peer.timer() == this.self) {
@@ -290,19 +292,60 @@ final class PeerStreams {
 			}
 			long[] arrivals = read.times;
 			int n = read.count;
-			cover(arrivals, n, read.wrapped);
+			// An ended stream's events are judged up to its last arrival, or the gap's
+			// end
+			// if it ended after the gap closed (the scan runs a little later).
+			long end = (live || n == 0) ? this.to : Math.min(arrivals[0], this.to);
+			long covered = 0;
+			long later = end;
+			long longest = 0;
+			int inside = 0;
+			int start = -1;
+			long oldestInside = -1;
+			for (int i = 0; i < n; i++) {
+				long arrival = arrivals[i];
+				if (arrival <= this.from) {
+					start = i;
+					break;
+				}
+				if (arrival < this.to) {
+					covered |= 1L << bin(arrival);
+				}
+				oldestInside = arrival;
+				if (arrival <= end) {
+					inside++;
+					longest = Math.max(longest, later - arrival);
+					later = arrival;
+				}
+			}
+			// Every kept event is inside the window: a ring that wrapped held more, in
+			// front.
+			boolean wrappedInside = start < 0 && read.wrapped && n == arrivals.length;
+			if (wrappedInside && oldestInside >= 0) {
+				int last = bin(Math.min(oldestInside, this.to - 1));
+				covered |= (last == BINS - 1) ? -1L : (1L << (last + 1)) - 1;
+			}
+			this.covered |= covered;
 			if (read.first >= this.from) {
 				// Not decoding when the gap began (its prefill finished inside it): its
 				// events still show the engine stepping.
 				return;
 			}
 			this.decoding++;
-			if (receivedThroughout(arrivals, n, read.wrapped, this.from, live ? this.to : lastArrival(arrivals, n),
-					this.window)) {
+			// Whether its events covered the window: no stretch of it without one is as
+			// long as half the window.
+			boolean throughout;
+			if (start >= 0) {
+				longest = Math.max(longest, later - this.from);
+				throughout = inside > 0 && longest < this.window / 2;
+			}
+			else {
+				throughout = wrappedInside && longest < this.window / 2;
+			}
+			if (throughout) {
 				this.fed++;
 				return;
 			}
-			int start = latestAtOrBefore(arrivals, n, this.from);
 			if (live && start >= 0 && arrivals[start] < this.from - this.window / 2) {
 				// Silent since well before this gap began: preempted, perhaps, and
 				// waiting to be recomputed. If it has already resumed, when.
@@ -316,78 +359,10 @@ final class PeerStreams {
 			}
 		}
 
-		/**
-		 * An ended stream's last arrival, up to the gap's end: one that ended after the
-		 * gap closed (the scan runs a little later) is judged as it was then.
-		 */
-		private long lastArrival(long[] arrivals, int n) {
-			return (n > 0) ? Math.min(arrivals[0], this.to) : this.to;
-		}
-
-		/**
-		 * Marks the bins the stream's events fall in; a ring that wrapped inside the
-		 * window covers its front.
-		 */
-		private void cover(long[] arrivals, int n, boolean wrapped) {
-			long oldestInside = -1;
-			for (int i = 0; i < n; i++) {
-				long arrival = arrivals[i];
-				if (arrival <= this.from) {
-					oldestInside = -1;
-					break;
-				}
-				if (arrival < this.to) {
-					this.covered |= 1L << bin(arrival);
-				}
-				oldestInside = arrival;
-			}
-			if (wrapped && n == arrivals.length && oldestInside >= 0) {
-				int last = bin(Math.min(oldestInside, this.to - 1));
-				this.covered |= (last == BINS - 1) ? -1L : (1L << (last + 1)) - 1;
-			}
-		}
-
 		private int bin(long arrival) {
 			return (int) Math.min(BINS - 1, (arrival - this.from) * BINS / this.window);
 		}
 
-	}
-
-	/**
-	 * Whether a stream's events covered the window: no stretch of it without one is as
-	 * long as half the window. A ring that wrapped inside the window held more events
-	 * than it keeps.
-	 */
-	private static boolean receivedThroughout(long[] arrivals, int n, boolean wrapped, long from, long to,
-			long window) {
-		long later = to;
-		long longest = 0;
-		int inside = 0;
-		for (int i = 0; i < n; i++) {
-			long arrival = arrivals[i];
-			if (arrival > to) {
-				continue;
-			}
-			if (arrival <= from) {
-				longest = Math.max(longest, later - from);
-				return inside > 0 && longest < window / 2;
-			}
-			inside++;
-			longest = Math.max(longest, later - arrival);
-			later = arrival;
-		}
-		// Every kept event is inside the window: with a wrapped ring there were more.
-		return wrapped && n == arrivals.length && longest < window / 2;
-	}
-
-	/** Index of the newest kept arrival at or before {@code at}, or -1. */
-	private static int latestAtOrBefore(long[] arrivals, int n, long at) {
-		for (int i = 0; i < n; i++) {
-			if (arrivals[i] <= at) {
-				return i;
-			}
-		}
-		return -1;
 	}
 
 }

@@ -72,12 +72,14 @@ public final class SpikeAttributor implements AutoCloseable {
 	 * them: a pass reads every live stream, so a burst of spikes (at 1,000 streams of 200
 	 * ms per token, some 125 a second) costs one pass per window, not one per spike.
 	 * Reading a gap's peers this much after it closed reads the same, since their
-	 * arrivals after the gap's end are ignored, as long as their rings (the last 64
-	 * events) still reach back to its start: at 100 events a second, for gaps up to 540
-	 * ms; a ring that no longer does is read as a stream that received throughout. The
-	 * spike is judged only after the next engine scrape anyway.
+	 * arrivals after the gap's end are ignored, as long as their rings (the last
+	 * {@value StreamTimer#RECENT_ARRIVALS} events) still reach back to its start: at 100
+	 * events a second, for gaps up to 1,030 ms; a ring that no longer does is read as a
+	 * stream that received throughout. A window of 250 ms makes about four passes a
+	 * second of a steady flow of spikes; the spike is judged only after the next engine
+	 * scrape anyway.
 	 */
-	static final Duration SCAN_BATCH_WINDOW = Duration.ofMillis(100);
+	static final Duration SCAN_BATCH_WINDOW = Duration.ofMillis(250);
 
 	/**
 	 * The grid spikes are judged on: each at the first tick at or after its due time (one

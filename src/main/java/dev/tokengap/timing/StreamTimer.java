@@ -36,7 +36,7 @@ public final class StreamTimer {
 	public static final int MAX_CHOICES = 64;
 
 	/** Content-event arrivals kept for {@link #recentArrivals}. */
-	public static final int RECENT_ARRIVALS = 64;
+	public static final int RECENT_ARRIVALS = 128;
 
 	private static final VarHandle RECENT_COUNT;
 

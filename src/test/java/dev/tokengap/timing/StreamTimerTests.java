@@ -166,33 +166,40 @@ class StreamTimerTests {
 	}
 
 	@Test
-	void keepsOnlyTheLastSixtyFourArrivals() {
-		for (int i = 0; i < 100; i++) {
+	void keepsOnlyTheLastRecentArrivals() {
+		int kept = StreamTimer.RECENT_ARRIVALS;
+		int events = kept + 36;
+		for (int i = 0; i < events; i++) {
 			this.timer.onContent(0, i * MS, i * MS + 1);
 		}
-		long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
-		assertThat(this.timer.recentArrivals(arrivals)).isEqualTo(64);
-		assertThat(arrivals[0]).isEqualTo(99 * MS);
-		assertThat(arrivals[63]).isEqualTo(36 * MS);
+		long[] arrivals = new long[kept];
+		assertThat(this.timer.recentArrivals(arrivals)).isEqualTo(kept);
+		assertThat(arrivals[0]).isEqualTo((events - 1) * MS);
+		assertThat(arrivals[kept - 1]).isEqualTo(36 * MS);
 		assertThat(this.timer.recentArrivalsWrapped()).isTrue();
 		long[] few = new long[5];
 		assertThat(this.timer.recentArrivals(few)).isEqualTo(5);
-		assertThat(few).containsExactly(99 * MS, 98 * MS, 97 * MS, 96 * MS, 95 * MS);
+		long last = events - 1;
+		assertThat(few).containsExactly(last * MS, (last - 1) * MS, (last - 2) * MS, (last - 3) * MS, (last - 4) * MS);
 	}
 
 	@Test
 	void copiesArrivalsOnlyDownToTheFirstAtOrBeforeAnInstant() {
-		for (int i = 0; i < 100; i++) {
+		int kept = StreamTimer.RECENT_ARRIVALS;
+		int events = kept + 36;
+		long last = events - 1;
+		for (int i = 0; i < events; i++) {
 			this.timer.onContent(0, i * MS, i * MS + 1);
 		}
-		long[] arrivals = new long[StreamTimer.RECENT_ARRIVALS];
-		assertThat(this.timer.recentArrivals(arrivals, 96 * MS)).isEqualTo(4);
-		assertThat(arrivals).startsWith(99 * MS, 98 * MS, 97 * MS, 96 * MS);
-		assertThat(this.timer.recentArrivals(arrivals, 96 * MS + 1)).as("the first before it ends the copy")
+		long[] arrivals = new long[kept];
+		assertThat(this.timer.recentArrivals(arrivals, (last - 3) * MS)).isEqualTo(4);
+		assertThat(arrivals).startsWith(last * MS, (last - 1) * MS, (last - 2) * MS, (last - 3) * MS);
+		assertThat(this.timer.recentArrivals(arrivals, (last - 3) * MS + 1)).as("the first before it ends the copy")
 			.isEqualTo(4);
-		assertThat(this.timer.recentArrivals(arrivals, 99 * MS)).isEqualTo(1);
-		assertThat(this.timer.recentArrivals(arrivals, 10 * MS)).as("older than the ring: all it keeps").isEqualTo(64);
-		assertThat(arrivals[63]).isEqualTo(36 * MS);
+		assertThat(this.timer.recentArrivals(arrivals, last * MS)).isEqualTo(1);
+		assertThat(this.timer.recentArrivals(arrivals, 10 * MS)).as("older than the ring: all it keeps")
+			.isEqualTo(kept);
+		assertThat(arrivals[kept - 1]).isEqualTo(36 * MS);
 	}
 
 	@Test

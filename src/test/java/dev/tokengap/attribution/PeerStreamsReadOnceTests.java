@@ -1,0 +1,90 @@
+package dev.tokengap.attribution;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import org.junit.jupiter.api.Test;
+
+import dev.tokengap.timing.StreamTimer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@link PeerStreams} reads each other stream's arrivals once for everything it says of a
+ * gap; {@link PeerStreamsReference} asks each question in a loop of its own. On random
+ * streams (steady, bursty, dense, silent for a while, ended, with rings that wrapped
+ * inside a gap) and random batches of gaps, both say the same.
+ */
+class PeerStreamsReadOnceTests {
+
+	private static final long MS = 1_000_000;
+
+	@Test
+	void saysWhatTheLoopPerQuestionSays() {
+		Random random = new Random(11);
+		int compared = 0;
+		for (int run = 0; run < 300; run++) {
+			PeerStreams peers = new PeerStreams();
+			PeerStreamsReference reference = new PeerStreamsReference();
+			List<StreamTimer> timers = new ArrayList<>();
+			int streams = 1 + random.nextInt(40);
+			long horizon = 2_000;
+			for (int s = 0; s < streams; s++) {
+				StreamTimer timer = new StreamTimer(0, 1_000 * MS);
+				String id = "r" + s;
+				long prompt = random.nextInt(2_000);
+				peers.started(timer, id, prompt);
+				reference.started(timer, id, prompt);
+				long at = random.nextInt(1_500);
+				long step = 1 + random.nextInt(random.nextBoolean() ? 20 : 300);
+				int events = random.nextInt(random.nextInt(8) == 0 ? 400 : 60);
+				if (random.nextInt(6) == 0) {
+					// Dense: more events inside one gap than the ring keeps.
+					step = 1 + random.nextInt(4);
+					events = 2 * StreamTimer.RECENT_ARRIVALS + random.nextInt(200);
+				}
+				for (int e = 0; e < events && at < horizon; e++) {
+					timer.onContent(0, at * MS, at * MS + 1);
+					// Now and then a silence, as a preempted sequence has.
+					at += (random.nextInt(12) == 0) ? 200 + random.nextInt(800) : 1 + random.nextInt((int) step);
+				}
+				timers.add(timer);
+			}
+			for (StreamTimer timer : timers) {
+				if (random.nextInt(4) == 0) {
+					peers.ended(timer);
+					reference.ended(timer);
+				}
+			}
+			for (int batch = 0; batch < 5; batch++) {
+				int k = 1 + random.nextInt(12);
+				List<PeerStreams.Gap> gaps = new ArrayList<>();
+				List<PeerStreamsReference.Gap> referenceGaps = new ArrayList<>();
+				for (int g = 0; g < k; g++) {
+					StreamTimer self = timers.get(random.nextInt(timers.size()));
+					long from = random.nextInt((int) horizon) * MS;
+					long to = from + (1 + random.nextInt(900)) * MS;
+					gaps.add(new PeerStreams.Gap(self, from, to));
+					referenceGaps.add(new PeerStreamsReference.Gap(self, from, to));
+				}
+				List<PeerView> views = peers.during(gaps);
+				List<PeerView> expected = reference.during(referenceGaps);
+				for (int g = 0; g < k; g++) {
+					PeerView view = views.get(g);
+					PeerView want = expected.get(g);
+					String where = "run " + run + ", batch " + batch + ", gap " + g;
+					assertThat(view.decoding()).as(where).isEqualTo(want.decoding());
+					assertThat(view.fed()).as(where).isEqualTo(want.fed());
+					assertThat(view.quietNanos()).as(where).isEqualTo(want.quietNanos());
+					assertThat(view.self()).as(where).isSameAs(want.self());
+					assertThat(view.waiting()).as(where).isEqualTo(want.waiting());
+					compared++;
+				}
+			}
+		}
+		// Not all of them empty: the streams do overlap the gaps.
+		assertThat(compared).isGreaterThan(5_000);
+	}
+
+}
