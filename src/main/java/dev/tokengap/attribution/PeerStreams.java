@@ -264,6 +264,9 @@ final class PeerStreams {
 
 		private final long window;
 
+		/** {@code 1 / window}, for {@link #bin}. */
+		private final double perWindow;
+
 		private final List<PeerView.Waiting> waiting = new ArrayList<>(0);
 
 		/** Bit i: some other stream received content in the window's i-th 64th. */
@@ -278,6 +281,7 @@ final class PeerStreams {
 			this.from = from;
 			this.to = to;
 			this.window = Math.max(1, to - from);
+			this.perWindow = 1.0 / this.window;
 		}
 
 		/**
@@ -359,8 +363,23 @@ final class PeerStreams {
 			}
 		}
 
+		/**
+		 * The bin of an arrival after the window's start:
+		 * {@code (arrival - from) * BINS /
+		 * window}, the quotient estimated with a multiplication and corrected by one if
+		 * the estimate missed it, since a pass makes a division for each event of each
+		 * stream in the window of each spike.
+		 */
 		private int bin(long arrival) {
-			return (int) Math.min(BINS - 1, (arrival - this.from) * BINS / this.window);
+			long scaled = (arrival - this.from) * BINS;
+			long quotient = (long) (scaled * this.perWindow);
+			if (quotient * this.window > scaled) {
+				quotient--;
+			}
+			else if ((quotient + 1) * this.window <= scaled) {
+				quotient++;
+			}
+			return (int) Math.min(BINS - 1, quotient);
 		}
 
 	}
