@@ -205,19 +205,19 @@ final class PeerStreams {
 	 * to the first at or before the earliest gap's start, which is as far as any gap
 	 * reads.
 	 */
-	private static final class Arrivals {
+	static final class Arrivals {
 
-		private final long through;
+		final long through;
 
-		private final long[] times = new long[StreamTimer.RECENT_ARRIVALS];
+		final long[] times = new long[StreamTimer.RECENT_ARRIVALS];
 
-		private int count;
+		int count;
 
-		private int events;
+		int events;
 
-		private boolean wrapped;
+		boolean wrapped;
 
-		private long first;
+		long first;
 
 		Arrivals(long through) {
 			this.through = through;
@@ -243,7 +243,7 @@ final class PeerStreams {
 	}
 
 	/** The longest run of bins without an event, in bins. */
-	private static long longestQuiet(long covered) {
+	static long longestQuiet(long covered) {
 		long longest = 0;
 		long run = 0;
 		for (int bin = 0; bin < BINS; bin++) {

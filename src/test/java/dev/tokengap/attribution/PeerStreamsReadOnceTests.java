@@ -26,8 +26,9 @@ class PeerStreamsReadOnceTests {
 		int compared = 0;
 		for (int run = 0; run < 300; run++) {
 			PeerStreams peers = new PeerStreams();
-			PeerStreamsReference reference = new PeerStreamsReference();
 			List<StreamTimer> timers = new ArrayList<>();
+			List<PeerStreams.Peer> live = new ArrayList<>();
+			List<PeerStreams.Peer> ended = new ArrayList<>();
 			int streams = 1 + random.nextInt(40);
 			long horizon = 2_000;
 			for (int s = 0; s < streams; s++) {
@@ -35,7 +36,7 @@ class PeerStreamsReadOnceTests {
 				String id = "r" + s;
 				long prompt = random.nextInt(2_000);
 				peers.started(timer, id, prompt);
-				reference.started(timer, id, prompt);
+				live.add(new PeerStreams.Peer(timer, id, prompt));
 				long at = random.nextInt(1_500);
 				long step = 1 + random.nextInt(random.nextBoolean() ? 20 : 300);
 				int events = random.nextInt(random.nextInt(8) == 0 ? 400 : 60);
@@ -51,25 +52,25 @@ class PeerStreamsReadOnceTests {
 				}
 				timers.add(timer);
 			}
-			for (StreamTimer timer : timers) {
+			for (int s = 0; s < timers.size(); s++) {
 				if (random.nextInt(4) == 0) {
-					peers.ended(timer);
-					reference.ended(timer);
+					peers.ended(timers.get(s));
+					PeerStreams.Peer peer = live.get(s - ended.size());
+					live.remove(peer);
+					ended.add(peer);
 				}
 			}
 			for (int batch = 0; batch < 5; batch++) {
 				int k = 1 + random.nextInt(12);
 				List<PeerStreams.Gap> gaps = new ArrayList<>();
-				List<PeerStreamsReference.Gap> referenceGaps = new ArrayList<>();
 				for (int g = 0; g < k; g++) {
 					StreamTimer self = timers.get(random.nextInt(timers.size()));
 					long from = random.nextInt((int) horizon) * MS;
 					long to = from + (1 + random.nextInt(900)) * MS;
 					gaps.add(new PeerStreams.Gap(self, from, to));
-					referenceGaps.add(new PeerStreamsReference.Gap(self, from, to));
 				}
 				List<PeerView> views = peers.during(gaps);
-				List<PeerView> expected = reference.during(referenceGaps);
+				List<PeerView> expected = PeerStreamsReference.during(gaps, live, ended);
 				for (int g = 0; g < k; g++) {
 					PeerView view = views.get(g);
 					PeerView want = expected.get(g);

@@ -1,188 +1,47 @@
 package dev.tokengap.attribution;
 
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import dev.tokengap.attribution.PeerStreams.Peer;
 import dev.tokengap.timing.StreamTimer;
 
 /**
- * {@link PeerStreams} with each other stream's arrivals read in three loops, one per
- * question (the bins its events fall in, whether they covered the gap, its last arrival
- * before the gap): the plain reading {@code PeerStreamsReadOnceTests} holds the one loop
- * of {@link PeerStreams} to.
+ * What {@link PeerStreams#during(List)} says of each gap, with each other stream's
+ * arrivals read in three loops, one per question (the bins its events fall in, whether
+ * they covered the gap, its last arrival before the gap): the plain reading
+ * {@code PeerStreamsReadOnceTests} holds the one loop of {@link PeerStreams} to. It is
+ * told the live streams in the order they started and the ended ones in the order they
+ * ended, which is the order {@link PeerStreams} reads them in while none has ended before
+ * another started.
  */
 final class PeerStreamsReference {
 
-	/**
-	 * Bins the window is cut into to find its longest stretch without another stream's
-	 * event.
-	 */
-	static final int BINS = 64;
-
-	/**
-	 * Streams that ended recently: those that ended inside a long gap still say what the
-	 * engine did.
-	 */
-	static final int RECENTLY_ENDED = 512;
-
-	/**
-	 * The live streams, each in a slot of its own, so that a scan reads them as one
-	 * array: a scan runs for every burst of spikes and reads every live stream, and a
-	 * hash map's nodes cost it a cache miss each. Slots are taken and freed under
-	 * {@link #lock}; a scan takes no lock and reads whichever array is current.
-	 */
-	private volatile AtomicReferenceArray<Peer> live = new AtomicReferenceArray<>(64);
-
-	/**
-	 * Slots in use or freed below this; a scan reads no further. Written under the lock.
-	 */
-	private volatile int liveEnd;
-
-	private final Object lock = new Object();
-
-	/** Each live stream's slot; under the lock. */
-	private final Map<StreamTimer, Integer> slots = new IdentityHashMap<>();
-
-	/** Freed slots, reused before {@link #liveEnd} grows; under the lock. */
-	private int[] freeSlots = new int[16];
-
-	private int freeCount;
-
-	private final Peer[] ended = new Peer[RECENTLY_ENDED];
-
-	private int endedNext;
-
-	void started(StreamTimer timer, String requestId, long promptTokens) {
-		Peer peer = new Peer(timer, requestId, promptTokens);
-		synchronized (this.lock) {
-			Integer taken = this.slots.get(timer);
-			int slot;
-			if (taken != null) {
-				slot = taken;
-			}
-			else if (this.freeCount > 0) {
-				slot = this.freeSlots[--this.freeCount];
-			}
-			else {
-				slot = this.liveEnd;
-				AtomicReferenceArray<Peer> current = this.live;
-				if (slot == current.length()) {
-					AtomicReferenceArray<Peer> grown = new AtomicReferenceArray<>(slot * 2);
-					for (int i = 0; i < slot; i++) {
-						grown.set(i, current.get(i));
-					}
-					this.live = grown;
-				}
-				this.liveEnd = slot + 1;
-			}
-			this.slots.put(timer, slot);
-			this.live.set(slot, peer);
-		}
+	private PeerStreamsReference() {
 	}
 
-	void ended(StreamTimer timer) {
-		Peer peer = null;
-		synchronized (this.lock) {
-			Integer slot = this.slots.remove(timer);
-			if (slot != null) {
-				peer = this.live.getAndSet(slot, null);
-				if (this.freeCount == this.freeSlots.length) {
-					this.freeSlots = Arrays.copyOf(this.freeSlots, this.freeCount * 2);
-				}
-				this.freeSlots[this.freeCount++] = slot;
-			}
-		}
-		if (peer != null) {
-			synchronized (this.ended) {
-				this.ended[this.endedNext] = peer;
-				this.endedNext = (this.endedNext + 1) % RECENTLY_ENDED;
-			}
-		}
-	}
-
-	/**
-	 * When any stream, live or recently ended, last received a content event from the
-	 * engine.
-	 * @return the arrival, or -1 when none has had one
-	 */
-	long lastContentNanos() {
-		long last = -1;
-		AtomicReferenceArray<Peer> live = this.live;
-		for (int i = 0, end = Math.min(this.liveEnd, live.length()); i < end; i++) {
-			Peer peer = live.get(i);
-			if (peer != null) {
-				last = Math.max(last, peer.timer().lastArrivalNanos());
-			}
-		}
-		synchronized (this.ended) {
-			for (Peer peer : this.ended) {
-				if (peer != null) {
-					last = Math.max(last, peer.timer().lastArrivalNanos());
-				}
-			}
-		}
-		return last;
-	}
-
-	/** One stream's gap, as {@link #during(List)} is asked about it. */
-	record Gap(StreamTimer self, long fromNanos, long toNanos) {
-
-	}
-
-	/**
-	 * What the other streams received during one stream's gap, taken as the gap closes:
-	 * the live ones, and those that ended inside it.
-	 * @param self the stream whose gap it is
-	 * @param fromNanos upstream arrival of the gap's first event
-	 * @param toNanos upstream arrival of the event that ended it
-	 * @return the view
-	 */
-	PeerView during(StreamTimer self, long fromNanos, long toNanos) {
-		return during(List.of(new Gap(self, fromNanos, toNanos))).get(0);
-	}
-
-	/**
-	 * What the other streams received during each of several gaps, in one pass over the
-	 * streams: each stream's arrivals are read once for all the gaps, so a burst of
-	 * spikes costs one pass, not one per spike. Each view is what
-	 * {@link #during(StreamTimer, long, long)} gives for its gap.
-	 * @param gaps the gaps, any streams, any order
-	 * @return their views, in the same order
-	 */
-	List<PeerView> during(List<Gap> gaps) {
+	static List<PeerView> during(List<PeerStreams.Gap> gaps, List<Peer> live, List<Peer> ended) {
 		Tally[] tallies = new Tally[gaps.size()];
 		long earliest = Long.MAX_VALUE;
 		for (int i = 0; i < tallies.length; i++) {
-			Gap gap = gaps.get(i);
+			PeerStreams.Gap gap = gaps.get(i);
 			tallies[i] = new Tally(gap.self(), gap.fromNanos(), gap.toNanos());
 			earliest = Math.min(earliest, gap.fromNanos());
 		}
-		Arrivals arrivals = new Arrivals(earliest);
-		AtomicReferenceArray<Peer> live = this.live;
-		for (int i = 0, end = Math.min(this.liveEnd, live.length()); i < end; i++) {
-			Peer peer = live.get(i);
-			if (peer != null && arrivals.read(peer.timer())) {
+		PeerStreams.Arrivals arrivals = new PeerStreams.Arrivals(earliest);
+		for (Peer peer : live) {
+			if (arrivals.read(peer.timer())) {
 				for (Tally tally : tallies) {
 					tally.add(peer, true, arrivals);
 				}
 			}
 		}
-		synchronized (this.ended) {
-			for (Peer peer : this.ended) {
-				if (peer == null) {
-					continue;
-				}
-				long last = peer.timer().lastArrivalNanos();
-				if (last > earliest && arrivals.read(peer.timer())) {
-					for (Tally tally : tallies) {
-						if (last > tally.from) {
-							tally.add(peer, false, arrivals);
-						}
+		for (Peer peer : ended) {
+			long last = peer.timer().lastArrivalNanos();
+			if (last > earliest && arrivals.read(peer.timer())) {
+				for (Tally tally : tallies) {
+					if (last > tally.from) {
+						tally.add(peer, false, arrivals);
 					}
 				}
 			}
@@ -190,62 +49,9 @@ final class PeerStreamsReference {
 		List<PeerView> views = new ArrayList<>(tallies.length);
 		for (Tally tally : tallies) {
 			views.add(new PeerView(tally.decoding, tally.fed, tally.waiting, tally.self,
-					longestQuiet(tally.covered) * (tally.to - tally.from) / BINS));
+					PeerStreams.longestQuiet(tally.covered) * (tally.to - tally.from) / PeerStreams.BINS));
 		}
 		return views;
-	}
-
-	/**
-	 * One stream's recent arrivals, newest first, read once for every gap of a pass: down
-	 * to the first at or before the earliest gap's start, which is as far as any gap
-	 * reads.
-	 */
-	private static final class Arrivals {
-
-		private final long through;
-
-		private final long[] times = new long[StreamTimer.RECENT_ARRIVALS];
-
-		private int count;
-
-		private int events;
-
-		private boolean wrapped;
-
-		private long first;
-
-		Arrivals(long through) {
-			this.through = through;
-		}
-
-		/**
-		 * Reads one stream's.
-		 * @return false when it has had no content event
-		 */
-		boolean read(StreamTimer timer) {
-			this.first = timer.firstArrivalNanos();
-			if (this.first < 0) {
-				return false;
-			}
-			this.count = timer.recentArrivals(this.times, this.through);
-			// Read after the copy, from the count published with it: never fewer events
-			// than the copy holds.
-			this.events = timer.publishedContentEvents();
-			this.wrapped = timer.recentArrivalsWrapped();
-			return true;
-		}
-
-	}
-
-	/** The longest run of bins without an event, in bins. */
-	private static long longestQuiet(long covered) {
-		long longest = 0;
-		long run = 0;
-		for (int bin = 0; bin < BINS; bin++) {
-			run = ((covered & (1L << bin)) != 0) ? 0 : run + 1;
-			longest = Math.max(longest, run);
-		}
-		return longest;
 	}
 
 	/** The other streams' events during one gap, stream by stream. */
@@ -279,7 +85,7 @@ final class PeerStreamsReference {
 		 * Counts one other stream, from its arrivals (newest first, down to at least the
 		 * first at or before this gap's start).
 		 */
-		void add(Peer peer, boolean live, Arrivals read) {
+		void add(Peer peer, boolean live, PeerStreams.Arrivals read) {
 			if (peer.timer() == this.self) {
 				return;
 			}
@@ -338,12 +144,12 @@ final class PeerStreamsReference {
 			}
 			if (wrapped && n == arrivals.length && oldestInside >= 0) {
 				int last = bin(Math.min(oldestInside, this.to - 1));
-				this.covered |= (last == BINS - 1) ? -1L : (1L << (last + 1)) - 1;
+				this.covered |= (last == PeerStreams.BINS - 1) ? -1L : (1L << (last + 1)) - 1;
 			}
 		}
 
 		private int bin(long arrival) {
-			return (int) Math.min(BINS - 1, (arrival - this.from) * BINS / this.window);
+			return (int) Math.min(PeerStreams.BINS - 1, (arrival - this.from) * PeerStreams.BINS / this.window);
 		}
 
 	}
