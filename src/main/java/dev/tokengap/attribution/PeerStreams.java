@@ -207,7 +207,7 @@ final class PeerStreams {
 	 */
 	static final class Arrivals {
 
-		final long through;
+		private final long through;
 
 		final long[] times = new long[StreamTimer.RECENT_ARRIVALS];
 
@@ -296,8 +296,7 @@ final class PeerStreams {
 			}
 			long[] arrivals = read.times;
 			int n = read.count;
-			// An ended stream's events are judged up to its last arrival, or the gap's
-			// end
+			// An ended stream is judged up to its last arrival, or up to the gap's end
 			// if it ended after the gap closed (the scan runs a little later).
 			long end = (live || n == 0) ? this.to : Math.min(arrivals[0], this.to);
 			long covered = 0;
@@ -305,7 +304,6 @@ final class PeerStreams {
 			long longest = 0;
 			int inside = 0;
 			int start = -1;
-			long oldestInside = -1;
 			for (int i = 0; i < n; i++) {
 				long arrival = arrivals[i];
 				if (arrival <= this.from) {
@@ -315,18 +313,17 @@ final class PeerStreams {
 				if (arrival < this.to) {
 					covered |= 1L << bin(arrival);
 				}
-				oldestInside = arrival;
 				if (arrival <= end) {
 					inside++;
 					longest = Math.max(longest, later - arrival);
 					later = arrival;
 				}
 			}
-			// Every kept event is inside the window: a ring that wrapped held more, in
-			// front.
+			// Every kept event is inside the window: the ring wrapped, so more came
+			// before its oldest one, and they cover the window's front.
 			boolean wrappedInside = start < 0 && read.wrapped && n == arrivals.length;
-			if (wrappedInside && oldestInside >= 0) {
-				int last = bin(Math.min(oldestInside, this.to - 1));
+			if (wrappedInside) {
+				int last = bin(Math.min(arrivals[n - 1], this.to - 1));
 				covered |= (last == BINS - 1) ? -1L : (1L << (last + 1)) - 1;
 			}
 			this.covered |= covered;
@@ -364,11 +361,10 @@ final class PeerStreams {
 		}
 
 		/**
-		 * The bin of an arrival after the window's start:
-		 * {@code (arrival - from) * BINS /
-		 * window}, the quotient estimated with a multiplication and corrected by one if
-		 * the estimate missed it, since a pass makes a division for each event of each
-		 * stream in the window of each spike.
+		 * The bin of an arrival after the window's start, {@code (arrival - from) * BINS
+		 * / window}: the quotient is estimated with a multiplication and corrected by one
+		 * where the estimate missed it, since a pass would otherwise make a division for
+		 * each event of each stream in the window of each spike.
 		 */
 		private int bin(long arrival) {
 			long scaled = (arrival - this.from) * BINS;
