@@ -71,11 +71,13 @@ class Target:
         scale = 1 if streaming else 1000  # rate: ms per 1k requests
         self.cpu = [None if r.get(key) is None else r[key] * scale for r in runs]
         self.rss = [r.get("proxy_peak_rss_mib") for r in runs]
-        # The same CPU by thread group (runs from before the client recorded it: none)
+        # The same CPU by thread group, in the same unit (runs from before the client recorded
+        # it: none)
         self.groups = {}
-        if runs and all(r.get("proxy_cpu_s_by_threads") for r in runs):
+        if runs and all(r.get("proxy_cpu_s_by_threads") and r.get("proxy_cpu_s") and r.get(key) for r in runs):
             for g in GROUPS:
-                self.groups[g] = [r["proxy_cpu_s_by_threads"].get(g, 0) * (per(r, streaming) or 0) for r in runs]
+                self.groups[g] = [r["proxy_cpu_s_by_threads"].get(g, 0) * r[key] * scale / r["proxy_cpu_s"]
+                                  for r in runs]
         self.coalesced = sum(r["coalesced_events"] for r in runs)
         # Coalesced reads that came right after the client's own loop stalled (older runs: none)
         self.client_stalled = (sum(r["client_stalled_coalesced_events"] for r in runs)
@@ -99,14 +101,6 @@ class Target:
 
 
 GROUPS = ("loops", "tokengap_other", "jit", "gc_vm", "other")
-
-
-def per(r, streaming):
-    """What one CPU second is in the row's unit: s per 100k events, or ms per 1k requests."""
-    if streaming:
-        return 1e5 / r["measured_events"] if r.get("measured_events") else None
-    completed = r.get("achieved_rps", 0) * r.get("measure_s", 0)
-    return 1e6 / completed if completed else None
 
 
 def thread_table(scenarios):
